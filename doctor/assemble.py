@@ -1,0 +1,117 @@
+"""Turn a history (a session read from disk, or a live host's list) into a MemoryReport.
+
+The one place where settings, command-line overrides and the analysis meet, so
+the CLI, the slash command and the TUI all report the same numbers.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from doctor.core.analysis import RetentionAnalysis, analyze_tool_result_retention
+from doctor.core.budgets import BudgetRegistry, QwenLimits, ToolSpec
+from doctor.core.retention import RetentionUnavailable
+from doctor.core.settings import QwenSettings, load_qwen_settings
+from doctor.report.model import MemoryReport, SettingsInfo, SourceInfo
+from doctor.sources.base import LoadedSession
+
+
+@dataclass(frozen=True)
+class ReportOptions:
+    """What the user asked for on the command line (or the host passed to attach)."""
+
+    settings_files: tuple[Path, ...] = ()
+    use_default_settings_files: bool = True
+    settings: Mapping | None = None  # Qwen-shaped settings given directly (live hosts)
+    threshold: float | None = None  # --threshold, as Qwen's setting would hold it (≤ 0 disables)
+    tool_budgets: Mapping[str, float] = field(default_factory=dict)
+    host_tools: tuple[ToolSpec, ...] = ()
+    top: int = 10
+    path_style: str = "short"
+    env: Mapping[str, str] | None = None
+
+
+@dataclass(frozen=True)
+class ResolvedSettings:
+    """Budgets and the image estimate in force, and the settings summary the report shows."""
+
+    budgets: BudgetRegistry
+    image_token_estimate: float
+    info: SettingsInfo
+
+
+def resolve_settings(options: ReportOptions, project_dir: Path | None) -> ResolvedSettings:
+    env = os.environ if options.env is None else options.env
+    if options.use_default_settings_files:
+        settings = load_qwen_settings(project_dir, extra_files=options.settings_files, env=env)
+    else:
+        settings = load_qwen_settings(files=list(options.settings_files), env=env)
+    if options.settings:
+        from doctor.core.settings import deep_merge
+
+        settings = QwenSettings(merged=deep_merge(settings.merged, options.settings), files=settings.files)
+    tools = dict(settings.tools)
+    if options.threshold is not None:
+        tools["truncateToolOutputThreshold"] = options.threshold
+    limits = QwenLimits.from_settings(tools)
+    budgets = BudgetRegistry(
+        limits=limits,
+        mcp_servers=settings.mcp_server_names,
+        overrides=dict(options.tool_budgets),
+        host_tools=options.host_tools,
+    )
+    estimate = settings.image_token_estimate(env)
+    info = SettingsInfo(
+        threshold=limits.threshold,
+        threshold_explicit=limits.threshold_explicit,
+        shell_budget=limits.shell_budget,
+        batch_budget=limits.batch_budget,
+        line_cap=limits.line_cap,
+        image_token_estimate=estimate,
+        files=tuple(str(f) for f in settings.files),
+        overrides=tuple(sorted(options.tool_budgets.items())),
+    )
+    return ResolvedSettings(budgets, estimate, info)
+
+
+def analyse(
+    history: Iterable, ui_history: Iterable | None, resolved: ResolvedSettings
+) -> tuple[RetentionAnalysis | None, str | None]:
+    """The analysis, or None and the reason where Qwen's analyzer would throw."""
+    try:
+        analysis = analyze_tool_result_retention(
+            history,
+            ui_history=ui_history,
+            budgets=resolved.budgets,
+            image_token_estimate=resolved.image_token_estimate,
+        )
+    except RetentionUnavailable as exc:
+        return None, f"Tool result retention diagnostics unavailable: {exc}"
+    return analysis, None
+
+
+def report_for_session(session: LoadedSession, options: ReportOptions, *, spill=None, process=None) -> MemoryReport:
+    resolved = resolve_settings(options, session.project_dir)
+    analysis, unavailable = analyse(session.history(), session.ui_history, resolved)
+    return MemoryReport(
+        source=SourceInfo(
+            kind="file",
+            agent=session.agent,
+            path=str(session.path) if session.path else None,
+            session_id=session.session_id,
+            format=session.format,
+            started=session.started,
+        ),
+        retention=analysis,
+        retention_unavailable=unavailable,
+        settings=resolved.info,
+        issues=tuple(session.issues),
+        side_channel=tuple(session.side_channel.values()),
+        spill=spill,
+        process=process,
+        top=options.top,
+        path_style=options.path_style,
+    )

@@ -1,0 +1,157 @@
+"""Qwen Code settings that change the numbers, read and merged as Qwen does.
+
+Scopes from lowest to highest priority: system defaults, user
+(`$QWEN_HOME/settings.json`, default `~/.qwen`), workspace
+(`<project>/.qwen/settings.json`; Qwen reads it only for trusted folders, doctor
+assumes trust and says so), system (`QWEN_CODE_SYSTEM_SETTINGS_PATH` or
+`/etc/qwen-code/settings.json`). Objects merge deeply; later scopes win.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from doctor.core.budgets import BudgetRegistry, QwenLimits
+from doctor.core.estimator import resolve_image_token_estimate
+
+
+class SettingsError(ValueError):
+    """A settings file exists but cannot be used; the message names the file."""
+
+
+@dataclass(frozen=True)
+class QwenSettings:
+    """The merged settings and the files they came from."""
+
+    merged: Mapping = field(default_factory=dict)
+    files: tuple[Path, ...] = ()
+
+    @property
+    def tools(self) -> Mapping:
+        tools = self.merged.get("tools")
+        return tools if isinstance(tools, Mapping) else {}
+
+    @property
+    def limits(self) -> QwenLimits:
+        return QwenLimits.from_settings(self.tools)
+
+    @property
+    def mcp_server_names(self) -> frozenset[str]:
+        servers = self.merged.get("mcpServers")
+        return frozenset(servers) if isinstance(servers, Mapping) else frozenset()
+
+    @property
+    def image_token_estimate_setting(self) -> object:
+        model = self.merged.get("model")
+        compression = model.get("chatCompression") if isinstance(model, Mapping) else None
+        return compression.get("imageTokenEstimate") if isinstance(compression, Mapping) else None
+
+    def image_token_estimate(self, env: Mapping[str, str] | None = None) -> float:
+        return resolve_image_token_estimate(self.image_token_estimate_setting, env)
+
+    def budget_registry(self, overrides: Mapping[str, float] | None = None) -> BudgetRegistry:
+        return BudgetRegistry(
+            limits=self.limits,
+            mcp_servers=self.mcp_server_names,
+            overrides=dict(overrides or {}),
+        )
+
+
+def qwen_home(env: Mapping[str, str] | None = None) -> Path:
+    env = os.environ if env is None else env
+    configured = env.get("QWEN_HOME")
+    return Path(configured).expanduser() if configured else Path.home() / ".qwen"
+
+
+def default_settings_files(project_dir: Path | None, env: Mapping[str, str] | None = None) -> list[Path]:
+    """Candidate files, lowest priority first."""
+    env = os.environ if env is None else env
+    system = Path(env.get("QWEN_CODE_SYSTEM_SETTINGS_PATH") or "/etc/qwen-code/settings.json")
+    defaults = Path(env.get("QWEN_CODE_SYSTEM_DEFAULTS_PATH") or system.with_name("system-defaults.json"))
+    files = [defaults, qwen_home(env) / "settings.json"]
+    if project_dir is not None:
+        files.append(Path(project_dir) / ".qwen" / "settings.json")
+    files.append(system)
+    return files
+
+
+def deep_merge(base: Mapping, override: Mapping) -> dict:
+    merged = dict(base)
+    for key, value in override.items():
+        if isinstance(value, Mapping) and isinstance(merged.get(key), Mapping):
+            merged[key] = deep_merge(merged[key], value)
+        else:
+            merged[key] = value
+    return merged
+
+
+def read_settings_file(path: Path) -> Mapping:
+    """One settings file; Qwen accepts // comments, so strip them first."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SettingsError(f"{path}: cannot read settings: {exc}") from exc
+    try:
+        data = json.loads(_strip_json_comments(text))
+    except json.JSONDecodeError as exc:
+        raise SettingsError(f"{path}:{exc.lineno}: invalid JSON in settings: {exc.msg}") from exc
+    if not isinstance(data, Mapping):
+        raise SettingsError(f"{path}: settings must be a JSON object")
+    return data
+
+
+def _strip_json_comments(text: str) -> str:
+    """Remove // and /* */ comments outside strings."""
+    out: list[str] = []
+    i, n = 0, len(text)
+    in_string = False
+    while i < n:
+        char = text[i]
+        if in_string:
+            out.append(char)
+            if char == "\\" and i + 1 < n:
+                out.append(text[i + 1])
+                i += 1
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+            out.append(char)
+        elif text.startswith("//", i):
+            end = text.find("\n", i)
+            i = n if end < 0 else end
+            continue
+        elif text.startswith("/*", i):
+            end = text.find("*/", i + 2)
+            i = n if end < 0 else end + 2
+            continue
+        else:
+            out.append(char)
+        i += 1
+    return "".join(out)
+
+
+def load_qwen_settings(
+    project_dir: Path | None = None,
+    *,
+    files: list[Path] | None = None,
+    extra_files: tuple[Path, ...] = (),
+    env: Mapping[str, str] | None = None,
+) -> QwenSettings:
+    """Merge the settings files that exist; `extra_files` (e.g. `--settings`) win over all."""
+    candidates = list(files) if files is not None else default_settings_files(project_dir, env)
+    candidates.extend(extra_files)
+    merged: dict = {}
+    used: list[Path] = []
+    for path in candidates:
+        if path in extra_files and not path.exists():
+            raise SettingsError(f"{path}: settings file not found")
+        if not path.is_file():
+            continue
+        merged = deep_merge(merged, read_settings_file(path))
+        used.append(path)
+    return QwenSettings(merged=merged, files=tuple(used))

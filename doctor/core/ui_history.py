@@ -1,0 +1,131 @@
+"""`largeOutputsInUIHistory`: oversized outputs also kept in the UI's history.
+
+Qwen's doctor walks `context.ui.history` `tool_group` items and counts a tool
+whose display text is longer than twice its budget (no +500 slack, no sentinel
+skip). Only string displays and valid `shell_result` objects have a text;
+Qwen skips structured displays (file diffs, todo lists) silently, doctor
+counts and sizes them separately so they do not vanish from the report.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from doctor.core.budgets import COMBINED_PASS_TOLERANCE_FACTOR, Budget, BudgetRegistry
+from doctor.core.jsvalues import js_len, js_stringify_len
+from doctor.core.parts import field
+
+TEXT = "text"
+SHELL_RESULT = "shell_result"
+STRUCTURED = "structured"
+EMPTY = "empty"
+
+_SHELL_OUTCOMES = frozenset({"completed", "failed", "cancelled", "timed_out"})
+_MAX_SAFE_INTEGER = 2**53 - 1
+
+
+def _is_safe_integer(value: object) -> bool:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    return math.isfinite(value) and float(value).is_integer() and abs(value) <= _MAX_SAFE_INTEGER
+
+
+def _string_list(value: object) -> bool:
+    return isinstance(value, list) and len(value) <= 32 and all(isinstance(s, str) for s in value)
+
+
+def is_shell_result_display(value: object) -> bool:
+    """Port of `isShellResultDisplay` (chunk-4M7RD5QQ.js): a strict schema check."""
+    if not isinstance(value, Mapping):
+        return False
+    v = value
+    return (
+        v.get("type") == "shell_result"
+        and v.get("version") == 1
+        and not isinstance(v.get("version"), bool)
+        and isinstance(v.get("text"), str)
+        and isinstance(v.get("output"), str)
+        and isinstance(v.get("directory"), str)
+        and all(v.get(k) is None and k in v or _is_safe_integer(v.get(k)) for k in ("exitCode", "signal", "pid"))
+        and ("error" in v and v["error"] is None or isinstance(v.get("error"), str))
+        and isinstance(v.get("outcome"), str)
+        and v["outcome"] in _SHELL_OUTCOMES
+        and isinstance(v.get("truncated"), bool)
+        and _string_list(v.get("notices"))
+        and _string_list(v.get("outputFiles"))
+        and js_len(v["directory"]) + sum(js_len(s) for s in v["outputFiles"]) <= 8192
+    )
+
+
+def display_text(display: object) -> str | None:
+    """Qwen's `shellResultText`: the display string, a shell result's text, else None."""
+    if isinstance(display, str):
+        return display
+    if is_shell_result_display(display):
+        return display["text"]
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class UiToolMeasure:
+    """One tool of a UI tool_group: how big its display is and whether it counts."""
+
+    item_index: int
+    tool: str
+    call_id: str | None
+    kind: str
+    chars: int
+    budget: Budget
+    large: bool
+
+
+@dataclass(frozen=True, slots=True)
+class UiScan:
+    large_outputs: int
+    tools: tuple[UiToolMeasure, ...]
+
+    @property
+    def structured(self) -> tuple[UiToolMeasure, ...]:
+        return tuple(t for t in self.tools if t.kind == STRUCTURED)
+
+    @property
+    def display_chars(self) -> int:
+        return sum(t.chars for t in self.tools)
+
+
+def scan_ui_history(ui_history: Iterable | None, budgets: BudgetRegistry) -> UiScan:
+    """Measure every tool display in the UI history and count Qwen's large outputs."""
+    measures: list[UiToolMeasure] = []
+    large = 0
+    for index, item in enumerate(ui_history or ()):
+        if field(item, "type") != "tool_group":
+            continue
+        for tool in field(item, "tools") or ():
+            measure = _measure_tool(index, tool, budgets)
+            measures.append(measure)
+            large += measure.large
+    return UiScan(large, tuple(measures))
+
+
+def _measure_tool(index: int, tool: object, budgets: BudgetRegistry) -> UiToolMeasure:
+    name = field(tool, "name")
+    name = name if isinstance(name, str) else ""
+    display = field(tool, "resultDisplay")
+    text = display_text(display)
+    budget = budgets.display_budget(name)
+    call_id = field(tool, "callId")
+    if text is not None:
+        chars = js_len(text)
+        kind = SHELL_RESULT if not isinstance(display, str) else TEXT
+        large = budget.finite and chars > budget.chars * COMBINED_PASS_TOLERANCE_FACTOR
+    elif display is None:
+        chars, kind, large = 0, EMPTY, False
+    else:
+        try:
+            chars = js_stringify_len(display) or 0
+        except ValueError:
+            chars = 0
+        kind, large = STRUCTURED, False
+    return UiToolMeasure(index, name, call_id if isinstance(call_id, str) else None, kind, chars, budget, large)

@@ -1,0 +1,12 @@
+"""Exit codes shared by every `doctor` command, so scripts can tell outcomes apart.
+
+0  the report rendered and nothing was flagged (or no check was asked for);
+1  a check failed: the regression alarm fired or the audit found a problem;
+2  usage error, or input that could not be read at all (missing file, unknown format);
+3  the report rendered, but part of the input was skipped (invalid lines, unreadable files).
+"""
+
+OK = 0
+FINDINGS = 1
+USAGE_OR_INPUT = 2
+PARTIAL_INPUT = 3

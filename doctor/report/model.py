@@ -1,0 +1,214 @@
+"""The report model: one object every renderer (text, JSON, Markdown, HTML, TUI) reads.
+
+`MemoryReport.to_json()` is the output of `doctor memory --json` and of
+`doctor.attach(history).report().to_json()`: Qwen's `toolResultRetention`
+object verbatim, doctor's additions beside it, a `schemaVersion`, stable key
+order. It carries sizes, counts, names and pointers, never payload text.
+This module imports neither rich nor textual.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from doctor import __version__
+from doctor.core.analysis import RetentionAnalysis, ToolSummary
+from doctor.core.budgets import Budget
+from doctor.core.retention import ResultMeasure
+
+SCHEMA_VERSION = 1
+DEFAULT_TOP = 10
+
+PATH_STYLES = ("short", "full", "hash")
+
+
+def present_path(path: str | os.PathLike | None, style: str = "short") -> str | None:
+    """A path as the user chose to show it: full, shortened (home as ~, last parts), or hashed.
+
+    Hashes keep the file name's extension so support can still tell kinds apart.
+    """
+    if path is None:
+        return None
+    text = os.fspath(path)
+    if style == "full":
+        return text
+    if style == "hash":
+        suffix = Path(text).suffix
+        return f"sha256:{hashlib.sha256(text.encode('utf-8', 'surrogatepass')).hexdigest()[:16]}{suffix}"
+    home = str(Path.home())
+    if home != "/" and text.startswith(home + os.sep):
+        text = "~" + text[len(home) :]
+    parts = Path(text).parts
+    if len(parts) > 4:
+        text = os.path.join(parts[0] if parts[0] in ("~", "/") else "…", "…", *parts[-2:])
+    return text
+
+
+def _number(value: float | None) -> float | int | None:
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
+        return None
+    return int(value) if float(value).is_integer() else value
+
+
+def budget_json(budget: Budget) -> dict:
+    return {"chars": budget.as_json_number(), "source": budget.source, "detail": budget.detail}
+
+
+@dataclass(frozen=True)
+class SourceInfo:
+    """Where the history came from."""
+
+    kind: str  # "file" | "live"
+    agent: str
+    path: str | None = None
+    session_id: str | None = None
+    format: str = ""
+    started: str | None = None
+
+
+@dataclass(frozen=True)
+class SettingsInfo:
+    threshold: float
+    threshold_explicit: bool
+    shell_budget: float
+    batch_budget: float
+    line_cap: float
+    image_token_estimate: float
+    files: tuple[str, ...] = ()
+    overrides: tuple[tuple[str, float], ...] = ()
+
+
+@dataclass(frozen=True)
+class MemoryReport:
+    """Everything `doctor memory` shows, ready to render."""
+
+    source: SourceInfo
+    retention: RetentionAnalysis | None
+    settings: SettingsInfo
+    retention_unavailable: str | None = None
+    issues: tuple = ()  # SourceIssue
+    side_channel: tuple = ()  # SideChannelCopy
+    spill: object | None = None  # spill audit summary, with .to_json()
+    process: object | None = None  # ProcessDiagnostics, with .to_dict()
+    top: int = DEFAULT_TOP
+    path_style: str = "short"
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def qwen_stats(self):
+        return self.retention.stats if self.retention is not None else None
+
+    def to_json(self) -> dict:
+        """The `doctor memory --json` object."""
+        data: dict = {
+            "schemaVersion": SCHEMA_VERSION,
+            "generator": {"name": "doctor", "version": __version__},
+            "source": self._source_json(),
+        }
+        if self.retention is not None:
+            data["toolResultRetention"] = self.retention.stats.to_qwen_json()
+        data["retention"] = self._retention_json()
+        data["settings"] = self._settings_json()
+        data["sideChannel"] = [
+            {"kind": copy.kind, "count": copy.count, "chars": copy.chars} for copy in self.side_channel
+        ]
+        if self.spill is not None:
+            data["spill"] = self.spill.to_json()
+        if self.process is not None:
+            data["process"] = self.process.to_dict()
+        data["issues"] = [
+            {"path": present_path(issue.path, self.path_style), "line": issue.line,
+             "severity": issue.severity, "message": issue.message}
+            for issue in self.issues
+        ]
+        return data
+
+    def _source_json(self) -> dict:
+        source = self.source
+        return {
+            "kind": source.kind,
+            "agent": source.agent,
+            "format": source.format,
+            "path": present_path(source.path, self.path_style),
+            "sessionId": source.session_id,
+            "started": source.started,
+        }
+
+    def _settings_json(self) -> dict:
+        s = self.settings
+        return {
+            "truncateToolOutputThreshold": _number(s.threshold),
+            "thresholdExplicit": s.threshold_explicit,
+            "shellBudget": _number(s.shell_budget),
+            "toolOutputBatchBudget": _number(s.batch_budget),
+            "truncateToolOutputLines": _number(s.line_cap),
+            "imageTokenEstimate": _number(s.image_token_estimate),
+            "files": [present_path(f, self.path_style) for f in s.files],
+            "overrides": {name: _number(value) for name, value in s.overrides},
+        }
+
+    def _retention_json(self) -> dict:
+        if self.retention is None:
+            return {"available": False, "reason": self.retention_unavailable}
+        analysis = self.retention
+        ui = analysis.ui
+        return {
+            "available": True,
+            "totalTokens": analysis.stats.total_tokens,
+            "layers": analysis.layer_counts,
+            "perTool": [self._tool_json(summary) for summary in analysis.per_tool()],
+            "largest": [self.result_json(result) for result in analysis.largest(self.top)],
+            "oversized": [self.result_json(r) for r in analysis.results if r.oversized],
+            "perTurn": [{"turn": turn, "chars": _number(chars)} for turn, chars in analysis.chars_by_turn()],
+            "uiHistory": None if ui is None else {
+                "tools": len(ui.tools),
+                "displayChars": ui.display_chars,
+                "largeOutputs": ui.large_outputs,
+                "structuredDisplays": len(ui.structured),
+                "structuredDisplayChars": sum(t.chars for t in ui.structured),
+            },
+        }
+
+    @staticmethod
+    def _tool_json(summary: ToolSummary) -> dict:
+        return {
+            "tool": summary.tool,
+            "count": summary.count,
+            "chars": _number(summary.chars),
+            "tokens": summary.tokens,
+            "largest": _number(summary.largest),
+            "oversized": summary.oversized,
+            "errors": summary.errors,
+            "budget": budget_json(summary.budget),
+            "layers": dict(summary.by_layer),
+        }
+
+    def result_json(self, result: ResultMeasure) -> dict:
+        stub = result.stub
+        return {
+            "ordinal": result.ordinal,
+            "turn": result.turn,
+            "position": [result.content_index, result.part_index],
+            "callId": result.call_id,
+            "tool": result.tool,
+            "chars": _number(result.chars),
+            "tokens": result.tokens,
+            "rawChars": result.raw_chars,
+            "isError": result.is_error,
+            "budget": budget_json(result.budget),
+            "budgetRatio": None if result.budget_ratio is None else round(result.budget_ratio, 3),
+            "oversized": result.oversized,
+            "layer": result.sentinel,
+            "pointer": None if stub is None else {
+                "paths": [present_path(p, self.path_style) for p in stub.paths],
+                "sha256": stub.sha256,
+                "declaredKB": stub.declared_kb,
+                "declaredChars": stub.declared_chars,
+                "declaredLines": stub.declared_lines,
+                "note": stub.note,
+            },
+        }

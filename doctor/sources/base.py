@@ -1,0 +1,81 @@
+"""What every session reader produces: a neutral history view plus what is not model context.
+
+Readers turn an agent's recording into Gemini-style Contents (`{"role", "parts"}`
+with `text` / `functionCall` / `functionResponse{id, name, response{output|error},
+parts}` / `inlineData` parts) holding what the model was sent, and report copies of
+tool output kept elsewhere in the file (UI displays, Claude's `toolUseResult`,
+`progress` records) as side-channel figures, never as model context.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+class SourceError(Exception):
+    """The input cannot be read at all; the message names the file (and line)."""
+
+    def __init__(self, path: Path | str, message: str, line: int | None = None):
+        self.path = Path(path)
+        self.line = line
+        location = f"{path}:{line}" if line is not None else f"{path}"
+        super().__init__(f"{location}: {message}")
+
+
+class UnknownFormat(SourceError):
+    """No reader recognised the file; the message lists what was tried."""
+
+
+@dataclass(frozen=True, slots=True)
+class SourceIssue:
+    """A problem in part of the input that the reader skipped and went on."""
+
+    path: Path
+    line: int | None
+    message: str
+    severity: str = "warning"  # "warning" (skipped data) or "note" (expected, e.g. a torn last line)
+
+    def __str__(self) -> str:
+        location = f"{self.path}:{self.line}" if self.line is not None else str(self.path)
+        return f"{location}: {self.message}"
+
+
+@dataclass
+class SideChannelCopy:
+    """Copies of tool output the file keeps outside the model's context."""
+
+    kind: str  # "ui-display", "toolUseResult", "progress", ...
+    count: int = 0
+    chars: int = 0
+
+    def add(self, chars: int) -> None:
+        self.count += 1
+        self.chars += chars
+
+
+@dataclass
+class LoadedSession:
+    """A session read from disk (or a live host), ready for analysis.
+
+    `history` is a callable returning a fresh iterator of Contents, so readers of
+    huge files can stream (one record at a time) and the analysis can walk it more
+    than once without the reader keeping payloads in memory.
+    """
+
+    agent: str
+    path: Path | None
+    history: Callable[[], Iterator]
+    session_id: str | None = None
+    format: str = ""
+    ui_history: list | None = None
+    side_channel: dict[str, SideChannelCopy] = field(default_factory=dict)
+    issues: list[SourceIssue] = field(default_factory=list)
+    project_dir: Path | None = None
+    spill_roots: list[Path] = field(default_factory=list)
+    started: str | None = None
+    meta: dict = field(default_factory=dict)
+
+    def side(self, kind: str) -> SideChannelCopy:
+        return self.side_channel.setdefault(kind, SideChannelCopy(kind))

@@ -1,0 +1,67 @@
+"""Format sniffing: which reader opens a given file.
+
+Each reader module exposes `NAME` (agent/format name), `sniff(path, head) -> bool`
+(cheap: looks at the first bytes only) and `read(path) -> LoadedSession`. They are
+tried in order; the first that recognises the file reads it.
+"""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+
+from doctor.sources.base import LoadedSession, SourceError, UnknownFormat
+
+# Order matters: specific formats before the generic message dumps.
+READER_MODULES = (
+    "doctor.sources.qwen",
+    "doctor.sources.claude",
+    "doctor.sources.codex",
+    "doctor.sources.gemini_cli",
+    "doctor.sources.dumps",
+)
+SNIFF_BYTES = 64 * 1024
+
+
+def available_readers() -> list:
+    readers = []
+    for name in READER_MODULES:
+        try:
+            readers.append(importlib.import_module(name))
+        except ModuleNotFoundError as exc:
+            if exc.name != name:
+                raise
+    return readers
+
+
+def read_head(path: Path) -> bytes:
+    try:
+        with open(path, "rb") as handle:
+            return handle.read(SNIFF_BYTES)
+    except IsADirectoryError:
+        raise SourceError(path, "is a directory, not a session file") from None
+    except FileNotFoundError:
+        raise SourceError(path, "no such file") from None
+    except PermissionError:
+        raise SourceError(path, "permission denied") from None
+    except OSError as exc:
+        raise SourceError(path, f"cannot read: {exc.strerror or exc}") from None
+
+
+def open_session(path: Path, agent: str | None = None) -> LoadedSession:
+    """Read `path` with the reader for `agent`, or the first reader that recognises it."""
+    path = Path(path)
+    head = read_head(path)
+    readers = available_readers()
+    if agent is not None:
+        chosen = [r for r in readers if r.NAME == agent or agent in getattr(r, "ALIASES", ())]
+        if not chosen:
+            raise UnknownFormat(path, f"no reader for agent {agent!r} (known: {', '.join(r.NAME for r in readers)})")
+        return chosen[0].read(path)
+    if not head.strip():
+        raise UnknownFormat(path, "file is empty: no session records to read")
+    for reader in readers:
+        if reader.sniff(path, head):
+            return reader.read(path)
+    tried = ", ".join(r.NAME for r in readers)
+    raise UnknownFormat(path, f"unknown session format (tried: {tried})")
