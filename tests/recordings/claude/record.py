@@ -10,6 +10,9 @@ Each scenario runs in a throwaway HOME=/tmp/crec/claude/<scenario>/home (CLAUDE_
 cwd /tmp/crec/claude/<scenario>/w, on its own loopback port.  Only the session data under
 $HOME/.claude/projects/ is copied (byte-exact, modes kept) to <here>/<scenario>/home/.claude/projects/.
 script.json is written next to it, and meta.json (notes kept from an existing meta.json).
+After re-recording, regenerate the expected figures with the independent snippet:
+    python3 <scenario>/expected.method.txt <scenario> > <scenario>/expected.json
+and review meta.json notes (they quote ids, spill names and sizes of the committed recording).
 """
 import json, os, shutil, signal, subprocess, sys, time
 

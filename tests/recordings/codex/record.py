@@ -9,6 +9,9 @@ Env:   CODEX_BIN     codex binary (default: the musl binary of @openai/codex-lin
 Each scenario runs with HOME=/tmp/crec/codex/<scenario>/home and CODEX_HOME=$HOME/.codex (config.toml with a
 [model_providers.fake] entry, wire_api = "responses"), cwd /tmp/crec/codex/<scenario>/w, its own loopback port.
 Only $CODEX_HOME/sessions/** is copied (byte-exact, modes kept) to <here>/<scenario>/home/.codex/sessions/.
+After re-recording, regenerate the expected figures with the independent snippet:
+    python3 <scenario>/expected.method.txt <scenario> > <scenario>/expected.json
+and review meta.json notes (they quote ids, spill names and sizes of the committed recording).
 """
 import json, os, shutil, signal, subprocess, sys, time
 

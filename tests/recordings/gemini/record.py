@@ -9,6 +9,9 @@ Env:   GEMINI_JS    the CLI entry (default /opt/clients/node_modules/@google/gem
 Each scenario runs with a throwaway HOME=/tmp/crec/gemini/<scenario>/home, cwd /tmp/crec/gemini/<scenario>/w, its own
 loopback port.  Only session data is copied (byte-exact, modes kept) to <here>/<scenario>/home/.gemini/...:
 tmp/<project>/chats/**, tmp/<project>/tool-outputs/**, and projects.json (the slug registry).
+After re-recording, regenerate the expected figures with the independent snippet:
+    python3 <scenario>/expected.method.txt <scenario> > <scenario>/expected.json
+and review meta.json notes (they quote ids, spill names and sizes of the committed recording).
 """
 import json, os, shutil, signal, subprocess, sys, time
 
