@@ -1,0 +1,51 @@
+"""`doctor` command line: `doctor memory …`, `doctor sessions …`, `doctor spill …`.
+
+Each subcommand lives in `doctor/commands/<name>.py` with `register(subparsers)`
+(adds its parser and sets `handler`) so this file stays a dispatcher. Usage
+errors exit 2 (argparse's own convention); see `doctor.exitcodes`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from doctor import __version__
+
+COMMAND_MODULES = (
+    "doctor.commands.memory",
+    "doctor.commands.sessions",
+    "doctor.commands.spill",
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="doctor",
+        description="Diagnostics for coding-agent sessions: what the history keeps, what it costs, where big outputs went.",
+    )
+    parser.add_argument("--version", action="version", version=f"doctor {__version__}")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in COMMAND_MODULES:
+        try:
+            module = importlib.import_module(name)
+        except ModuleNotFoundError as exc:
+            if exc.name != name:
+                raise
+            continue
+        module.register(subparsers)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "handler", None):
+        parser.print_help(sys.stderr)
+        return 2
+    return args.handler(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

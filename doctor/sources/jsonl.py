@@ -1,0 +1,132 @@
+"""Read JSON Lines recordings the way agents' own loaders do, and say what was skipped.
+
+Every reader of a `.jsonl` session goes through `iter_json_lines`: it streams
+the file (one line in memory at a time), tolerates a torn last line (the agent
+may still be writing), skips invalid lines with their line numbers, decodes
+invalid UTF-8 with U+FFFD as Node's `readFile(…, "utf8")` does, and accepts lone
+surrogate escapes that orjson refuses but `JSON.parse` keeps. It never writes
+to, locks or memory-maps the file.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import orjson
+
+from doctor.sources.base import SourceError, SourceIssue
+
+READ_CHUNK = 1 << 20
+
+
+@dataclass(frozen=True, slots=True)
+class JsonLine:
+    """One parsed line: its 1-based number, byte offset and value."""
+
+    number: int
+    offset: int
+    value: object
+
+
+def loads(data: bytes | str) -> object:
+    """JSON.parse semantics as far as values go: orjson first, stdlib for its refusals."""
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError:
+        text = data.decode("utf-8", "replace") if isinstance(data, bytes) else data
+        return json.loads(text)
+
+
+def iter_raw_lines(path: Path, *, start: int = 0) -> Iterator[tuple[int, int, bytes, bool]]:
+    """(line number, byte offset, bytes without newline, ended-with-newline) from `start`.
+
+    Lines are read in chunks so a file of any size streams; one very long line is
+    held whole (it has to be, to parse it).
+    """
+    try:
+        handle = open(path, "rb")
+    except IsADirectoryError:
+        raise SourceError(path, "is a directory, not a session file") from None
+    except FileNotFoundError:
+        raise SourceError(path, "no such file") from None
+    except PermissionError:
+        raise SourceError(path, "permission denied") from None
+    except OSError as exc:
+        raise SourceError(path, f"cannot read: {exc.strerror or exc}") from None
+    with handle:
+        handle.seek(start)
+        number = 0
+        offset = start
+        pending: list[bytes] = []
+        while True:
+            chunk = handle.read(READ_CHUNK)
+            if not chunk:
+                break
+            begin = 0
+            while True:
+                end = chunk.find(b"\n", begin)
+                if end < 0:
+                    pending.append(chunk[begin:])
+                    break
+                piece = chunk[begin:end]
+                if pending:
+                    pending.append(piece)
+                    piece = b"".join(pending)
+                    pending.clear()
+                number += 1
+                yield number, offset, piece, True
+                offset += len(piece) + 1
+                begin = end + 1
+        if pending:
+            piece = b"".join(pending)
+            number += 1
+            yield number, offset, piece, False
+
+
+def iter_json_lines(
+    path: Path,
+    issues: list[SourceIssue],
+    *,
+    recover: Callable[[str], list] | None = None,
+    start: int = 0,
+) -> Iterator[JsonLine]:
+    """Parsed values of each non-blank line; problems go to `issues`.
+
+    `recover(text)` may salvage objects from a line that does not parse (Qwen
+    scans for complete top-level `{…}` objects); what it returns is yielded.
+    """
+    for number, offset, raw, terminated in iter_raw_lines(path, start=start):
+        stripped = raw.strip()
+        if not stripped:
+            continue
+        try:
+            value = loads(stripped)
+        except ValueError:
+            salvaged = recover(stripped.decode("utf-8", "replace")) if recover else []
+            for value in salvaged:
+                yield JsonLine(number, offset, value)
+            if not salvaged:
+                issues.append(_bad_line_issue(path, number, terminated, len(stripped)))
+            continue
+        if not _valid_utf8(stripped):
+            issues.append(SourceIssue(path, number, "invalid UTF-8 bytes shown as U+FFFD", "note"))
+        yield JsonLine(number, offset, value)
+
+
+def _valid_utf8(raw: bytes) -> bool:
+    if raw.isascii():
+        return True
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def _bad_line_issue(path: Path, number: int, terminated: bool, size: int) -> SourceIssue:
+    if not terminated:
+        return SourceIssue(path, number, "incomplete last record (the file may still be being written); ignored", "note")
+    return SourceIssue(path, number, f"invalid JSON line ({size:,} bytes) skipped", "warning")
