@@ -1,0 +1,294 @@
+"""Gemini CLI chat recordings: what the model was sent, rebuilt from the file.
+
+Two container shapes, one state machine (ported from the CLI's own
+`loadConversationRecord`, 0.61.0):
+- legacy `session-….json`: one ConversationRecord `{sessionId, projectHash,
+  startTime, …, messages[]}`, rewritten whole on every update;
+- `session-….jsonl` (2026-04+): a metadata line, then message records (an id
+  appended again replaces the earlier copy in place: last one wins),
+  `{"$set": {…}}` metadata updates (`$set.messages` replaces every message) and
+  `{"$rewindTo": id}` (drops that message and everything after it).
+
+The model history is then built as the live CLI sends it: a `gemini` message
+becomes a model Content (its text plus one functionCall per `toolCalls[]`
+entry); a `user` message is sent as it stands. Since 0.6x the CLI records each
+tool round twice — in `toolCalls[].result` and as a `user` message holding the
+functionResponse parts, which is the copy the model saw (output masking
+rewrites only that one). So a `toolCalls[].result` is model context only when
+no user message carries a response with the same call id (legacy files);
+otherwise it, like every `resultDisplay`, is a side-channel copy.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from doctor.core.jsvalues import js_len, js_stringify_len
+from doctor.sources.base import LoadedSession, SourceError, SourceIssue
+from doctor.sources.jsonl import iter_json_lines, loads
+
+NAME = "gemini"
+FORMAT_LEGACY = "gemini-cli-json"
+FORMAT_JSONL = "gemini-cli-jsonl"
+
+UI_DISPLAY = "ui-display"
+TOOL_CALL_RESULT_COPY = "toolCalls-result"
+
+_NOT_SENT_TYPES = frozenset({"info", "error", "warning"})
+_METADATA_KEYS = re.compile(rb'"sessionId"\s*:.*?"projectHash"\s*:|"projectHash"\s*:.*?"sessionId"\s*:', re.S)
+
+
+def sniff(path: Path, head: bytes) -> bool:
+    """A ConversationRecord: `sessionId` and `projectHash` near the top of a JSON object."""
+    text = head.lstrip()
+    if not text.startswith(b"{"):
+        return False
+    first_line = text.split(b"\n", 1)[0]
+    try:
+        record = loads(first_line)
+    except ValueError:
+        record = None  # pretty-printed legacy JSON: the keys follow on later lines
+    if isinstance(record, dict):
+        return isinstance(record.get("sessionId"), str) and isinstance(record.get("projectHash"), str)
+    return _METADATA_KEYS.search(text[:4096]) is not None
+
+
+@dataclass
+class ConversationState:
+    """The final ConversationRecord after replaying every record of the file."""
+
+    metadata: dict = field(default_factory=dict)
+    messages: dict[str, dict] = field(default_factory=dict)  # insertion order = history order
+    records: int = 0
+
+    def apply(self, record: object) -> None:
+        """One record, with the CLI's precedence: rewind, message, $set, metadata."""
+        if not isinstance(record, dict):
+            return
+        self.records += 1
+        if isinstance(record.get("$rewindTo"), str):
+            self._rewind(record["$rewindTo"])
+        elif isinstance(record.get("id"), str):
+            self.messages[record["id"]] = record
+        elif isinstance(record.get("$set"), dict):
+            update = record["$set"]
+            if isinstance(update.get("messages"), list):
+                self.messages.clear()
+                self._add(update["messages"])
+            self.metadata.update(update)
+        elif isinstance(record.get("sessionId"), str) and isinstance(record.get("projectHash"), str):
+            self.metadata.update(record)
+            if isinstance(record.get("messages"), list):
+                self._add(record["messages"])
+
+    def _add(self, messages: list) -> None:
+        for message in messages:
+            if isinstance(message, dict) and isinstance(message.get("id"), str):
+                self.messages[message["id"]] = message
+
+    def _rewind(self, message_id: str) -> None:
+        ids = list(self.messages)
+        cut = ids.index(message_id) if message_id in self.messages else 0
+        for dropped in ids[cut:]:
+            del self.messages[dropped]
+
+
+def read(path: Path) -> LoadedSession:
+    path = Path(path)
+    issues: list[SourceIssue] = []
+    state = ConversationState()
+    if _is_single_document(path):
+        fmt = FORMAT_LEGACY
+        state.apply(_load_document(path))
+    else:
+        fmt = FORMAT_JSONL
+        for line in iter_json_lines(path, issues):
+            state.apply(line.value)
+    if not state.metadata.get("sessionId"):
+        raise SourceError(path, "no Gemini CLI session metadata (sessionId, projectHash) found")
+    messages = list(state.messages.values())
+    session = LoadedSession(
+        agent=NAME,
+        path=path,
+        history=lambda: model_history(messages),
+        session_id=state.metadata.get("sessionId"),
+        format=fmt,
+        ui_history=list(ui_tool_groups(messages)),
+        issues=issues,
+        started=state.metadata.get("startTime"),
+        meta={
+            "projectHash": state.metadata.get("projectHash"),
+            "kind": state.metadata.get("kind"),
+            "records": state.records,
+            "finalMessages": len(messages),
+        },
+    )
+    _count_side_channel(session, messages)
+    project_temp = project_temp_dir(path)
+    if project_temp is not None:
+        session.spill_roots = [project_temp / "tool-outputs", project_temp]
+        session.project_dir = registered_project(project_temp)
+    return session
+
+
+def _is_single_document(path: Path) -> bool:
+    """Legacy files are one (usually pretty-printed) object; JSONL starts with a complete line."""
+    try:
+        with open(path, "rb") as handle:
+            first = handle.readline().strip()
+    except OSError as exc:
+        raise SourceError(path, f"cannot read: {exc.strerror or exc}") from None
+    try:
+        loads(first)
+    except ValueError:
+        return True
+    return False
+
+
+def _load_document(path: Path) -> object:
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise SourceError(path, f"cannot read: {exc.strerror or exc}") from None
+    try:
+        return loads(data)
+    except ValueError as exc:
+        raise SourceError(path, f"not a valid Gemini CLI session JSON document ({exc})") from None
+
+
+def _parts(content: object) -> list:
+    """The CLI's `ensurePartArray`: a string or a single part becomes a list of parts."""
+    if isinstance(content, list):
+        return [{"text": part} if isinstance(part, str) else part for part in content]
+    if isinstance(content, str):
+        return [{"text": content}]
+    return [] if content is None else [content]
+
+
+def _response_ids(messages: Iterable[dict]) -> set[str]:
+    """Call ids whose responses are sent through a `user` message (0.6x recordings)."""
+    ids = set()
+    for message in messages:
+        if message.get("type") != "user":
+            continue
+        for part in _parts(message.get("content")):
+            fr = part.get("functionResponse") if isinstance(part, dict) else None
+            if isinstance(fr, dict) and isinstance(fr.get("id"), str):
+                ids.add(fr["id"])
+    return ids
+
+
+def _tool_calls(message: dict) -> list[dict]:
+    calls = message.get("toolCalls")
+    return [call for call in calls if isinstance(call, dict)] if isinstance(calls, list) else []
+
+
+def _result_parts(call: dict) -> list:
+    """`toolCalls[].result` as the CLI turns it into functionResponse parts."""
+    result = call.get("result")
+    if not result:
+        return []
+    if isinstance(result, str):
+        return [{"functionResponse": {"id": call.get("id"), "name": call.get("name"), "response": {"output": result}}}]
+    return _parts(result)
+
+
+def model_history(messages: list[dict]) -> Iterator[dict]:
+    """Neutral Contents for the final messages, as the CLI sends them to the model."""
+    sent_separately = _response_ids(messages)
+    for message in messages:
+        kind = message.get("type")
+        if kind == "user":
+            yield {"role": "user", "parts": _parts(message.get("content"))}
+        elif kind == "gemini":
+            yield from _gemini_turn(message, sent_separately)
+
+
+def _gemini_turn(message: dict, sent_separately: set[str]) -> Iterator[dict]:
+    parts = _parts(message.get("content")) if message.get("content") else []
+    calls = _tool_calls(message)
+    if not any(isinstance(part, dict) and (part.get("functionCall") or part.get("thought")) for part in parts):
+        parts = _thought_parts(message) + parts
+        parts += [{"functionCall": {"id": c.get("id"), "name": c.get("name"), "args": c.get("args")}} for c in calls]
+    if parts:
+        yield {"role": "model", "parts": parts}
+    responses = [part for call in calls if call.get("id") not in sent_separately for part in _result_parts(call)]
+    if responses:
+        yield {"role": "user", "parts": responses}
+
+
+def _thought_parts(message: dict) -> list[dict]:
+    """Recorded thought summaries, sent back as `thought` text parts (as on resume)."""
+    thoughts = message.get("thoughts")
+    parts = []
+    for thought in thoughts if isinstance(thoughts, list) else ():
+        if isinstance(thought, dict):
+            subject, description = thought.get("subject"), thought.get("description")
+            parts.append({"text": f"**{subject}** {description}" if subject else description, "thought": True})
+    return parts
+
+
+def ui_tool_groups(messages: list[dict]) -> Iterator[dict]:
+    """The displays the CLI's UI shows, as `tool_group` items the UI-history scan reads."""
+    for message in messages:
+        calls = _tool_calls(message)
+        if calls:
+            yield {
+                "type": "tool_group",
+                "tools": [
+                    {"name": c.get("name"), "callId": c.get("id"), "resultDisplay": c.get("resultDisplay")} for c in calls
+                ],
+            }
+
+
+def _count_side_channel(session: LoadedSession, messages: list[dict]) -> None:
+    sent_separately = _response_ids(messages)
+    for message in messages:
+        for call in _tool_calls(message):
+            display = call.get("resultDisplay")
+            if display is not None:
+                chars = js_len(display) if isinstance(display, str) else js_stringify_len(display) or 0
+                session.side(UI_DISPLAY).add(chars)
+            if call.get("id") in sent_separately and call.get("result"):
+                session.side(TOOL_CALL_RESULT_COPY).add(_output_chars(_result_parts(call)))
+
+
+def _output_chars(parts: list) -> int:
+    """Length of the output (or error) strings a response copy holds."""
+    total = 0
+    for part in parts:
+        fr = part.get("functionResponse") if isinstance(part, dict) else None
+        response = fr.get("response") if isinstance(fr, dict) else None
+        if isinstance(response, dict):
+            text = response.get("output") if isinstance(response.get("output"), str) else response.get("error")
+            total += js_len(text) if isinstance(text, str) else 0
+    return total
+
+
+def project_temp_dir(path: Path) -> Path | None:
+    """`~/.gemini/tmp/<project>` for a file under its `chats/` (subagents sit one level deeper)."""
+    for parent in path.resolve().parents:
+        if parent.name == "chats":
+            return parent.parent
+    return None
+
+
+def registered_project(project_temp: Path) -> Path | None:
+    """The project root for a temp dir: its `.project_root` marker, else `projects.json`."""
+    marker = project_temp / ".project_root"
+    try:
+        return Path(marker.read_text(encoding="utf-8").strip())
+    except OSError:
+        pass
+    registry = project_temp.parent.parent / "projects.json"
+    try:
+        projects = loads(registry.read_bytes()).get("projects", {})
+    except (OSError, ValueError, AttributeError):
+        return None
+    for root, slug in projects.items() if isinstance(projects, dict) else ():
+        if slug == project_temp.name:
+            return Path(root)
+    return None
