@@ -33,7 +33,7 @@ def test_cgroup_v2_limit_is_the_tightest_on_the_path_to_the_root(tmp_path):
         {
             "memory.max": "max",
             "user.slice/memory.max": str(3 * GIB),
-            "user.slice/agent.scope/memory.max": "max",
+            "user.slice/agent.scope/memory.max": str(4 * GIB),  # a parent's limit still binds
         },
     )
     assert read_cgroup_memory_limit(root, proc) == MemoryLimit(bytes=3 * GIB, source="cgroup v2")

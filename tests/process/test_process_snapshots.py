@@ -70,6 +70,20 @@ def test_snapshot_is_private_named_like_qwens_and_loadable(stage, clock, snapsho
 
 
 @posix_only
+def test_snapshot_file_is_private_before_any_byte_is_written(stage, clock, snapshot_dir, monkeypatch, tracing_restored):
+    modes_when_dumping = []
+    real_dump = tracemalloc.Snapshot.dump
+
+    def watching_dump(snapshot, filename):
+        modes_when_dumping.append(stat.S_IMODE(os.stat(filename).st_mode))
+        real_dump(snapshot, filename)
+
+    monkeypatch.setattr(tracemalloc.Snapshot, "dump", watching_dump)
+    write_tracemalloc_snapshot(directory=snapshot_dir, probes=stage(clock=clock))
+    assert modes_when_dumping == [0o600]
+
+
+@posix_only
 def test_an_existing_open_directory_is_made_private(stage, clock, snapshot_dir, tracing_restored):
     snapshot_dir.mkdir(parents=True, mode=0o755)
     snapshot_dir.chmod(0o755)
