@@ -1,0 +1,104 @@
+"""Raw API message dumps: OpenAI chat, OpenAI Responses, Anthropic, Gemini API.
+
+A dump is what a client sent (or would send) to a model API, saved as JSON:
+a request body (`{"model", "messages"|"input"|"contents", …}`), a bare list of
+messages, or JSON Lines of messages or of request bodies. For a log of request
+bodies the last one is the history (each request repeats the whole
+conversation). The dialect is read from the shapes the messages use
+(`dumps_dialects.detect_dialect`); the registry tries this reader last, so the
+agents' own recordings are claimed before a generic `messages[]` could be.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from doctor.sources import autobot
+from doctor.sources.base import LoadedSession, SourceError, SourceIssue
+from doctor.sources.dumps_dialects import ANTHROPIC, CONVERTERS, GEMINI_API, OPENAI, OPENAI_RESPONSES, detect_dialect
+from doctor.sources.jsonl import iter_json_lines, loads
+
+NAME = "dump"
+ALIASES = (OPENAI, ANTHROPIC, GEMINI_API, OPENAI_RESPONSES)
+
+_LIST_KEYS = {"messages": None, "input": OPENAI_RESPONSES, "contents": GEMINI_API}
+_ROLE = re.compile(rb'"role"\s*:\s*"(?:system|developer|user|assistant|tool|function|model)"')
+_LIST_KEY = re.compile(rb'"(?:messages|input|contents)"\s*:\s*\[')
+# Agent recordings that also say "role" near the top: Gemini CLI's ConversationRecord.
+_AGENT_MARKERS = re.compile(rb'"projectHash"\s*:|"sessionId"\s*:|"parentUuid"\s*:|"session_meta"')
+
+
+def sniff(path: Path, head: bytes) -> bool:
+    """JSON whose first bytes hold a message role, under a message-list key or as a bare list."""
+    text = head.lstrip()
+    if not text[:1] in (b"{", b"[") or _AGENT_MARKERS.search(text) or not _ROLE.search(text):
+        return False
+    return text.startswith(b"[") or _LIST_KEY.search(text) is not None or text.startswith(b'{"role"')
+
+
+def read(path: Path, dialect: str | None = None) -> LoadedSession:
+    path = Path(path)
+    issues: list[SourceIssue] = []
+    body, items = _load(path, issues)
+    dialect = dialect or _dialect_of(body, items)
+    convert = CONVERTERS[dialect]
+    if dialect == ANTHROPIC:
+        system = body.get("system") if isinstance(body, dict) else None
+        history = lambda: convert(items, system)  # noqa: E731 - a fresh iterator per call
+    else:
+        history = lambda: convert(items)  # noqa: E731
+    return LoadedSession(
+        agent=NAME,
+        path=path,
+        history=history,
+        format=dialect,
+        issues=issues,
+        spill_roots=autobot.default_roots(base=path.parent),
+        meta={"model": body.get("model")} if isinstance(body, dict) and isinstance(body.get("model"), str) else {},
+    )
+
+
+def _load(path: Path, issues: list[SourceIssue]) -> tuple[object, list]:
+    """(request body or None, message list) from a JSON document or JSON Lines."""
+    try:
+        data = path.read_bytes()
+    except IsADirectoryError:
+        raise SourceError(path, "is a directory, not a session file") from None
+    except OSError as exc:
+        raise SourceError(path, f"cannot read: {exc.strerror or exc}") from None
+    try:
+        document = loads(data)
+    except ValueError:
+        document = None
+        lines = [line.value for line in iter_json_lines(path, issues)]
+        bodies = [line for line in lines if _message_list(line) is not None]
+        if bodies:
+            document = bodies[-1]
+        elif lines:
+            document = lines
+    items = _message_list(document)
+    if items is None:
+        raise SourceError(path, "no message list (messages, input, contents, or a JSON array of messages)")
+    return document, items
+
+
+def _message_list(value: object) -> list | None:
+    if isinstance(value, list):
+        return value
+    if isinstance(value, dict):
+        for key in _LIST_KEYS:
+            if isinstance(value.get(key), list):
+                return value[key]
+    return None
+
+
+def _dialect_of(body: object, items: list) -> str:
+    if isinstance(body, dict):
+        for key, dialect in _LIST_KEYS.items():
+            if dialect and isinstance(body.get(key), list):
+                return dialect
+    detected = detect_dialect(items)
+    if detected is None and isinstance(body, dict) and "system" in body:
+        return ANTHROPIC  # a top-level system prompt is Anthropic's request shape
+    return detected or OPENAI
