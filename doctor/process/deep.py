@@ -43,13 +43,14 @@ def measure_deep_size(
     being walked, pympler may raise `RuntimeError`, which propagates.
     """
     started = time.perf_counter()
-    entries = tuple(history) if isinstance(history, Sequence) and not isinstance(history, (str, bytes)) else (history,)
+    entries = _entries_of(history)
     sizer = asizeof.Asizer()
     total_bytes = 0
     last_report = started
     for done, entry in enumerate(entries):
         if should_stop():
-            return DeepSize(total_bytes, done, len(entries), time.perf_counter() - started, complete=False)
+            elapsed = time.perf_counter() - started
+            return DeepSize(total_bytes, done, len(entries), elapsed, complete=False)
         total_bytes += sizer.asizeof(entry)
         now = time.perf_counter()
         if on_progress is not None and now - last_report >= PROGRESS_INTERVAL_SECONDS:
@@ -58,7 +59,15 @@ def measure_deep_size(
     total_bytes += sizer.asizeof(history)
     if on_progress is not None:
         on_progress(len(entries), len(entries))
-    return DeepSize(total_bytes, len(entries), len(entries), time.perf_counter() - started, complete=True)
+    elapsed = time.perf_counter() - started
+    return DeepSize(total_bytes, len(entries), len(entries), elapsed, complete=True)
+
+
+def _entries_of(history: object) -> tuple:
+    """The entries to size one at a time: a sequence's items, or the history as one piece."""
+    if isinstance(history, Sequence) and not isinstance(history, (str, bytes)):
+        return tuple(history)
+    return (history,)
 
 
 class DeepSizeTask:
@@ -78,7 +87,9 @@ class DeepSizeTask:
 
     def _run(self, history: object, on_progress: ProgressCallback | None) -> None:
         try:
-            size = measure_deep_size(history, on_progress=on_progress, should_stop=self._stop.is_set)
+            size = measure_deep_size(
+                history, on_progress=on_progress, should_stop=self._stop.is_set
+            )
         except BaseException as error:  # handed to the caller of result()
             self._future.set_exception(error)
         else:
@@ -91,11 +102,13 @@ class DeepSizeTask:
         return self._future.done()
 
     def result(self, timeout: float | None = None) -> DeepSize:
-        """Wait for the measurement; raises `TimeoutError` if it is still running after `timeout`."""
+        """Wait for the measurement; `TimeoutError` if it is still running after `timeout`."""
         return self._future.result(timeout)
 
 
-def deep_size_async(history: object, on_progress: ProgressCallback | None = None) -> DeepSizeTask:
+def deep_size_async(
+    history: object, on_progress: ProgressCallback | None = None
+) -> DeepSizeTask:
     """Start measuring the deep size of `history` on a worker thread and return at once."""
     return DeepSizeTask(history, on_progress)
 
@@ -112,4 +125,6 @@ def summarize_types(top: int = TOP_TYPES) -> tuple[TypeSummaryRow, ...]:
     finally:
         del objects
     rows.sort(key=lambda row: row[2], reverse=True)
-    return tuple(TypeSummaryRow(type_name=name, count=count, bytes=size) for name, count, size in rows[:top])
+    return tuple(
+        TypeSummaryRow(type_name=name, count=count, bytes=size) for name, count, size in rows[:top]
+    )

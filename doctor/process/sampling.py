@@ -63,7 +63,9 @@ def _normalize_count(count: float) -> int:
     return max(1, math.floor(count))
 
 
-def _delta(samples: list[MemorySample], measure: Callable[[MemorySample], int | None]) -> int | None:
+def _delta(
+    samples: list[MemorySample], measure: Callable[[MemorySample], int | None]
+) -> int | None:
     if len(samples) < 2:
         return None
     first, last = measure(samples[0]), measure(samples[-1])

@@ -65,6 +65,9 @@ STARTED_TRACING_NOTE = (
 
 _SAFE_CLASSES = {("tracemalloc", "Snapshot"), ("tracemalloc", "_Traces")}
 
+# What a truncated, foreign or hostile file raises while being unpickled.
+_UNREADABLE = (OSError, EOFError, pickle.UnpicklingError, ValueError, TypeError, AttributeError)
+
 _last_write_by_directory: dict[Path, float] = {}
 
 
@@ -267,7 +270,7 @@ def load_snapshot(path: Path | str) -> tracemalloc.Snapshot:
     try:
         data = Path(path).read_bytes()
         snapshot = _SnapshotUnpickler(io.BytesIO(data)).load()
-    except (OSError, pickle.UnpicklingError, EOFError, ValueError, TypeError, AttributeError) as error:
+    except _UNREADABLE as error:
         raise SnapshotLoadError(f"{path}: not a readable tracemalloc snapshot ({error})") from error
     if not isinstance(snapshot, tracemalloc.Snapshot):
         raise SnapshotLoadError(f"{path}: not a tracemalloc snapshot")
@@ -284,11 +287,13 @@ def compare_snapshots(
     Ordered by the absolute size change, biggest first, as `Snapshot.compare_to` orders them.
     Allocations by tracemalloc and the import machinery are left out.
     """
-    older_snapshot = _as_snapshot(older).filter_traces(NOISE_FILTERS)
-    newer_snapshot = _as_snapshot(newer).filter_traces(NOISE_FILTERS)
+    older_snapshot, newer_snapshot = _as_snapshot(older), _as_snapshot(newer)
     try:
-        differences = newer_snapshot.compare_to(older_snapshot, "lineno")
-    except (TypeError, ValueError, AttributeError) as error:
+        differences = newer_snapshot.filter_traces(NOISE_FILTERS).compare_to(
+            older_snapshot.filter_traces(NOISE_FILTERS), "lineno"
+        )
+    except (TypeError, ValueError, AttributeError, IndexError, KeyError) as error:
+        # A pickle of the right classes can still carry malformed traces.
         raise SnapshotLoadError(f"snapshots cannot be compared ({error})") from error
     return [
         SnapshotDiff(

@@ -205,6 +205,15 @@ def test_a_pickle_that_builds_anything_else_is_refused_unrun(tmp_path):
     assert not sentinel.exists()
 
 
+def test_a_snapshot_with_malformed_traces_is_refused_not_crashed(tmp_path):
+    malformed = tracemalloc.Snapshot.__new__(tracemalloc.Snapshot)
+    malformed.__dict__.update(traces="nonsense", traceback_limit=1)
+    path = tmp_path / "malformed.pickle"
+    path.write_bytes(pickle.dumps(malformed))
+    with pytest.raises(SnapshotLoadError, match="snapshots cannot be compared"):
+        compare_snapshots(path, path)
+
+
 def test_a_file_that_is_not_a_pickle_names_itself(tmp_path):
     junk = tmp_path / "junk.pickle"
     junk.write_text("hello")
