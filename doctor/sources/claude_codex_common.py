@@ -1,0 +1,149 @@
+"""What the Claude Code and Codex CLI readers share: both record tool calls and
+results as separate records joined by an id, so both need the same pieces.
+
+- `function_response_part`: one neutral functionResponse built from the text the
+  model was sent (output, or error) plus any media it carried;
+- `CallNames`: the call-id → tool-name join, tolerant of a result written before
+  its call and honest about results whose call is missing;
+- `Tally`: running figures for tool results that are *not* in the active
+  history (dropped by compaction, cleared, in a sidechain), kept without payloads;
+- `json_chars`: the size of a side-channel copy as the file stores it;
+- `history_summary`: the retention figures of a secondary history (a subagent,
+  an inline sidechain), so callers see them beside, never inside, the main ones.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import orjson
+
+from doctor.core.analysis import analyze_tool_result_retention
+from doctor.core.jsvalues import js_len
+from doctor.sources.base import SourceIssue
+
+# The tool name given to a result whose call is not in the file. An empty name is
+# what Qwen's analyzer itself falls back to for a nameless functionResponse: the
+# result is measured against the global threshold, and no made-up name ("unknown")
+# can collide with a real tool's budget or per-tool row.
+UNKNOWN_TOOL = ""
+
+
+def function_response_part(call_id: str | None, name: str, text: str, *, is_error: bool = False,
+                           nested: list | None = None) -> dict:
+    """`{"functionResponse": {id, name, response: {output|error}, parts?}}` for one result."""
+    response = {"error": text} if is_error else {"output": text}
+    fr = {"id": call_id, "name": name, "response": response}
+    if nested:
+        fr["parts"] = nested
+    return {"functionResponse": fr}
+
+
+def result_text(fr: dict) -> str:
+    """The output-or-error string of a functionResponse built here."""
+    response = fr["response"]
+    text = response.get("output")
+    return response.get("error", "") if text is None else text
+
+
+def inline_data_part(mime_type: str | None, data: str) -> dict:
+    return {"inlineData": {"mimeType": mime_type or "application/octet-stream", "data": data}}
+
+
+def json_chars(value: object) -> int:
+    """Length (UTF-16 units) of `value` as compact JSON; a string counts as itself.
+
+    That is how the agents write these copies (JSON.stringify / serde), so the
+    figure is what the copy costs in the file, not a re-indented rendering.
+    """
+    if isinstance(value, str):
+        return js_len(value)
+    try:
+        text = orjson.dumps(value).decode()
+    except TypeError:  # lone surrogates, which orjson refuses
+        text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return js_len(text)
+
+
+class CallNames:
+    """Tool names by call id, resolved once the whole file has been read.
+
+    A result normally follows its call, but records copied on resume or written
+    out of order can put it first, so unresolved results are revisited at the end.
+    """
+
+    def __init__(self) -> None:
+        self._names: dict[str, str] = {}
+        self._pending: list[tuple[dict, int | None]] = []
+
+    def remember(self, call_id: object, name: object) -> None:
+        if isinstance(call_id, str) and isinstance(name, str):
+            self._names.setdefault(call_id, name)
+
+    def name_for(self, call_id: object) -> str | None:
+        return self._names.get(call_id) if isinstance(call_id, str) else None
+
+    def attach(self, fr: dict, line: int | None) -> None:
+        """Set `fr["name"]` now, or once the file has been read."""
+        name = self.name_for(fr.get("id"))
+        if name is None:
+            fr["name"] = UNKNOWN_TOOL
+            self._pending.append((fr, line))
+        else:
+            fr["name"] = name
+
+    def resolve(self, path: Path, issues: list[SourceIssue], what: str) -> None:
+        """Name the results that came before their call; report the ones with no call at all."""
+        for fr, line in self._pending:
+            name = self.name_for(fr.get("id"))
+            if name is not None:
+                fr["name"] = name
+                continue
+            issues.append(SourceIssue(
+                path, line, f"{what} {fr.get('id')!r} has no matching call in this file; counted with an empty tool name"))
+        self._pending.clear()
+
+
+@dataclass
+class Tally:
+    """Count and raw text size of tool results outside the active history, without their text."""
+
+    count: int = 0
+    raw_chars: int = 0
+    largest_raw: int = 0
+    calls: list = field(default_factory=list)  # call ids, to name the tools once the file is read
+
+    def add(self, fr: dict) -> None:
+        size = js_len(result_text(fr))
+        self.count += 1
+        self.raw_chars += size
+        self.largest_raw = max(self.largest_raw, size)
+        self.calls.append(fr.get("id"))
+
+    def absorb(self, other: "Tally") -> None:
+        self.count += other.count
+        self.raw_chars += other.raw_chars
+        self.largest_raw = max(self.largest_raw, other.largest_raw)
+        self.calls.extend(other.calls)
+
+    def figures(self, names: CallNames) -> dict:
+        per_tool = Counter(names.name_for(call_id) or UNKNOWN_TOOL for call_id in self.calls)
+        return {"tool_results": self.count, "raw_chars": self.raw_chars,
+                "largest_raw_chars": self.largest_raw, "per_tool": dict(per_tool)}
+
+
+def history_summary(contents: list) -> dict:
+    """Retention figures of a secondary history, in the same measure as the main one."""
+    analysis = analyze_tool_result_retention(contents)
+    return {
+        "tool_results": analysis.stats.tool_result_count,
+        "chars": analysis.stats.total_chars,
+        "raw_chars": sum(result.raw_chars for result in analysis.results),
+        "largest_chars": analysis.stats.largest_result_chars,
+        "largest_raw_chars": max((result.raw_chars for result in analysis.results), default=0),
+        "per_tool": dict(Counter(result.tool for result in analysis.results)),
+        "errors": sum(result.is_error for result in analysis.results),
+    }

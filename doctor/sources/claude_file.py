@@ -1,0 +1,140 @@
+"""One Claude Code `.jsonl` file, read in a single streaming pass.
+
+Model context: `user` and `assistant` records of the file's own thread, in file
+order, rebuilt by `ClaudeThread`. Everything else is counted, never added to the
+history: `toolUseResult` (the UI's copy of a result, often the full output after
+a spill), `progress` records (bash output, subagent messages with their tool
+results, hook output) and `attachment` records (environment, prompt snapshots,
+reminders: none carries a tool result) as side-channel copies; `isSidechain`
+records inside a main file (Claude Code ≤ 1.0.x subagents) as a thread of their
+own. A record whose `uuid` was already read is a duplicate (Claude Code's loader
+keys messages by uuid) and is skipped.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from doctor.sources.base import SideChannelCopy, SourceIssue
+from doctor.sources.claude_blocks import assistant_parts, user_parts
+from doctor.sources.claude_codex_common import CallNames, json_chars, result_text
+from doctor.sources.claude_spill import is_persisted_stub, persisted_output, spill_roots
+from doctor.sources.claude_thread import ClaudeThread
+from doctor.sources.jsonl import iter_json_lines
+
+TOOL_USE_RESULT = "toolUseResult"
+PROGRESS = "progress"
+ATTACHMENT = "attachment"
+
+
+@dataclass
+class ClaudeFile:
+    """What one file holds: its thread, an inline sidechain if any, and the copies beside them."""
+
+    path: Path
+    thread: ClaudeThread = field(default_factory=ClaudeThread)
+    sidechain: ClaudeThread = field(default_factory=ClaudeThread)
+    names: CallNames = field(default_factory=CallNames)
+    side_channel: dict[str, SideChannelCopy] = field(default_factory=dict)
+    issues: list[SourceIssue] = field(default_factory=list)
+    session_id: str | None = None
+    agent_id: str | None = None
+    started: str | None = None
+    version: str | None = None
+    is_sidechain_file: bool | None = None
+    stubs: list = field(default_factory=list)  # (functionResponse, stub text, compact boundaries before it)
+
+    def side(self, kind: str) -> SideChannelCopy:
+        return self.side_channel.setdefault(kind, SideChannelCopy(kind))
+
+    def persisted_outputs(self) -> list[dict]:
+        roots = spill_roots(self.path)
+        rows = []
+        for fr, text, boundaries in self.stubs:
+            row = persisted_output(fr.get("id"), fr["name"], text, roots)
+            row["in_context"] = boundaries == self.thread.boundaries
+            rows.append(row)
+        return rows
+
+
+def read_claude_file(path: Path) -> ClaudeFile:
+    """Read `path` (never writing to it) into a ClaudeFile."""
+    file = ClaudeFile(path)
+    seen_uuids: set[str] = set()
+    result_lines: dict[str, int] = {}
+    for line in iter_json_lines(path, file.issues):
+        record = line.value
+        if not isinstance(record, dict):
+            file.issues.append(SourceIssue(path, line.number, "record is not a JSON object; skipped"))
+            continue
+        kind = record.get("type")
+        if kind in ("user", "assistant"):
+            uuid = record.get("uuid")
+            if isinstance(uuid, str):
+                if uuid in seen_uuids:
+                    file.issues.append(SourceIssue(path, line.number, f"duplicate record uuid {uuid}; the first copy is kept", "note"))
+                    continue
+                seen_uuids.add(uuid)
+            _take_message(file, record, line.number, result_lines)
+        elif kind == "system":
+            _take_system(file, record)
+        elif kind == PROGRESS:
+            file.side(PROGRESS).add(json_chars(record.get("data")))
+        elif kind == ATTACHMENT:
+            file.side(ATTACHMENT).add(json_chars(record.get("attachment")))
+    file.names.resolve(path, file.issues, "tool_result for tool_use")
+    return file
+
+
+def _take_message(file: ClaudeFile, record: dict, number: int, result_lines: dict[str, int]) -> None:
+    _note_identity(file, record)
+    if file.is_sidechain_file is None:
+        file.is_sidechain_file = record.get("isSidechain") is True
+    thread = file.sidechain if record.get("isSidechain") is True and not file.is_sidechain_file else file.thread
+    message = record.get("message")
+    if not isinstance(message, dict):
+        file.issues.append(SourceIssue(file.path, number, f"{record.get('type')} record without a message; skipped"))
+        return
+    if record.get("type") == "assistant":
+        thread.add_assistant(message.get("id"), assistant_parts(message.get("content"), file.names, number))
+        return
+    parts, has_results = user_parts(message.get("content"), file.names, number)
+    thread.add_user(parts, has_results)
+    if "toolUseResult" in record:
+        file.side(TOOL_USE_RESULT).add(json_chars(record["toolUseResult"]))
+    for part in parts if has_results else ():
+        fr = part.get("functionResponse")
+        if fr is None:
+            continue
+        _note_duplicate_result(file, fr.get("id"), number, result_lines)
+        text = result_text(fr)
+        if thread is file.thread and is_persisted_stub(text):
+            file.stubs.append((fr, text, thread.boundaries))
+
+
+def _note_identity(file: ClaudeFile, record: dict) -> None:
+    if file.session_id is None and isinstance(record.get("sessionId"), str):
+        file.session_id = record["sessionId"]
+        file.started = record.get("timestamp")
+        file.version = record.get("version")
+    if file.agent_id is None and isinstance(record.get("agentId"), str):
+        file.agent_id = record["agentId"]
+
+
+def _note_duplicate_result(file: ClaudeFile, tool_use_id: object, number: int, result_lines: dict[str, int]) -> None:
+    if not isinstance(tool_use_id, str):
+        return
+    first = result_lines.setdefault(tool_use_id, number)
+    if first != number:
+        file.issues.append(SourceIssue(
+            file.path, number, f"second tool_result for {tool_use_id} (first on line {first}); both are counted"))
+
+
+def _take_system(file: ClaudeFile, record: dict) -> None:
+    subtype = record.get("subtype")
+    if subtype == "compact_boundary":
+        file.thread.compact()
+    elif subtype == "microcompact_boundary":
+        metadata = record.get("microcompactMetadata")
+        file.thread.microcompact(metadata.get("compactedToolIds") if isinstance(metadata, dict) else None)
