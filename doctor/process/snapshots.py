@@ -145,8 +145,9 @@ def write_tracemalloc_snapshot(
     """Dump a tracemalloc snapshot into `directory`, or raise `SnapshotRefused`.
 
     Checks run cheapest and most protective first: memory pressure, the per-directory rate
-    limit, free disk. If tracemalloc is off it is started (with `frames` frames) and left on,
-    so a later snapshot has something to compare against.
+    limit, free disk; a refusal leaves the process as it was. If tracemalloc is off it is then
+    started (with `frames` frames) and left on, so a later snapshot has something to compare
+    against.
     """
     directory = Path(directory) if directory is not None else default_snapshot_directory()
     now = probes.clock()
@@ -154,10 +155,11 @@ def write_tracemalloc_snapshot(
     _make_private_directory(directory)
     _enforce_rate_limit(directory, now, rate_limit_seconds)
 
+    _refuse_without_disk_space(directory, probes, min_free_bytes_after)
+
     started_tracing = not tracemalloc.is_tracing()
     if started_tracing:
         tracemalloc.start(frames)
-    _refuse_without_disk_space(directory, probes, min_free_bytes_after)
 
     path = directory / f"{SNAPSHOT_PREFIX}{os.getpid()}-{snapshot_timestamp(now)}{SNAPSHOT_SUFFIX}"
     _dump_privately(tracemalloc.take_snapshot(), path)

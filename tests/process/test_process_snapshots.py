@@ -164,6 +164,14 @@ def test_refused_when_the_disk_would_be_left_with_less_than_512_mib(stage, clock
     assert snapshots_in(snapshot_dir) == []
 
 
+def test_a_refused_snapshot_does_not_start_tracing(stage, clock, snapshot_dir, tracing_restored):
+    if tracemalloc.is_tracing():
+        tracemalloc.stop()
+    with pytest.raises(SnapshotRefused):
+        write_tracemalloc_snapshot(directory=snapshot_dir, probes=stage(clock=clock, free_disk=lambda d: 0))
+    assert not tracemalloc.is_tracing()
+
+
 def test_refused_when_free_space_cannot_be_read(stage, clock, snapshot_dir, tracing_restored):
     def unreadable(directory):
         raise OSError("statvfs failed")
