@@ -1,0 +1,90 @@
+"""Codex CLI rollouts: `~/.codex/sessions/YYYY/MM/DD/rollout-<time>-<id>.jsonl`.
+
+`history` is what the model holds: the Responses items since the last
+compaction, calls as functionCall and outputs as functionResponse named by
+`call_id`. An output is the string the rollout stores, as it stands: for the
+old `shell` / `apply_patch` tools that string is JSON (`{"output": …,
+"metadata": {…}}`), and that JSON text is exactly what Codex sent the model
+(`serde_json::to_string(&ExecOutput{output, metadata})` becomes the
+function_call_output content), so it is not unwrapped. Codex writes no spill
+files; in-place truncation markers stay in the text.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from doctor.sources.base import LoadedSession, SideChannelCopy
+from doctor.sources.claude_codex_common import result_text
+from doctor.sources.codex_rollout import Rollout, envelope, read_rollout
+from doctor.sources.dumps_dialects import openai_responses
+from doctor.sources.jsonl import loads
+
+NAME = "codex"
+ALIASES = ("codex-cli",)
+ENVELOPE_TYPES = frozenset({
+    "session_meta", "response_item", "event_msg", "turn_context", "compacted", "world_state", "token_usage_record",
+})
+COMPACTED = "compacted"
+TRUNCATION_MARKERS = ("Warning: truncated output", "chars truncated…", "tokens truncated…", "[... omitted ")
+
+
+def sniff(path: Path, head: bytes) -> bool:
+    """The first JSON line is a Codex envelope, or the legacy bare meta / state / item line."""
+    for raw in head.split(b"\n")[:5]:
+        try:
+            record = loads(raw)
+        except ValueError:
+            continue
+        if not isinstance(record, dict):
+            return False
+        if "payload" in record:
+            return record.get("type") in ENVELOPE_TYPES
+        kind, _ = envelope(record)
+        return kind == "state" or (kind == "legacy_meta" and ("instructions" in record or "git" in record))
+    return False
+
+
+def read(path: Path) -> LoadedSession:
+    path = Path(path)
+    rollout = read_rollout(path)
+    items = rollout.items
+    session_meta = rollout.meta.get("session", {})
+    session = LoadedSession(
+        agent=NAME,
+        path=path,
+        history=lambda: openai_responses(items),
+        session_id=session_meta.get("id") or session_meta.get("session_id"),
+        format="codex rollout (legacy, no envelope)" if rollout.legacy else "codex rollout",
+        side_channel=rollout.side_channel,
+        issues=rollout.issues,
+        project_dir=Path(session_meta["cwd"]) if isinstance(session_meta.get("cwd"), str) else None,
+        started=session_meta.get("timestamp"),
+        meta=_meta(rollout),
+    )
+    if rollout.compacted.count:
+        session.side_channel[COMPACTED] = SideChannelCopy(COMPACTED, rollout.compacted.count, rollout.compacted.raw_chars)
+    return session
+
+
+def _meta(rollout: Rollout) -> dict:
+    session_meta = rollout.meta.get("session", {})
+    return {
+        "client_version": session_meta.get("cli_version"),
+        "originator": session_meta.get("originator"),
+        "whole_file": rollout.seen.figures(rollout.names),
+        "compaction": {"compactions": rollout.compactions, **rollout.compacted.figures(rollout.names)},
+        "truncated_in_place": _truncated_in_place(rollout.items),
+        "encrypted_reasoning": {"count": rollout.reasoning.count, "chars": rollout.reasoning.chars},
+    }
+
+
+def _truncated_in_place(items: list) -> int:
+    """Outputs the tool or Codex cut in the middle (the marker sits in the text the model holds)."""
+    count = 0
+    for content in openai_responses(items):
+        for part in content["parts"]:
+            fr = part.get("functionResponse")
+            if fr is not None and any(marker in result_text(fr) for marker in TRUNCATION_MARKERS):
+                count += 1
+    return count

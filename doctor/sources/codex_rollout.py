@@ -1,0 +1,132 @@
+"""One Codex CLI rollout, read in a single streaming pass.
+
+A rollout is the Responses API input the model is sent, one `response_item` at
+a time, wrapped in `{timestamp, type, payload}` (since ~Aug 2025) or bare (the
+legacy form: a meta object first, `{"record_type": "state"}` lines, bare items).
+Model context: the `response_item` payloads since the last `compacted` record
+(whose `replacement_history` is what the model holds from then on), converted
+by the OpenAI Responses dialect the message-dump reader uses. Reasoning items
+are kept out: their `encrypted_content` is opaque, not tool output. `event_msg`
+copies of command output (`exec_command_end`, `item_completed` CommandExecution,
+`patch_apply_end`, `mcp_tool_call_end`) are side-channel copies.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from doctor.sources.base import SideChannelCopy, SourceIssue
+from doctor.sources.claude_codex_common import CallNames, Tally, json_chars
+from doctor.sources.dumps_dialects import RESPONSES_ITEM_TYPES, openai_responses
+from doctor.sources.jsonl import iter_json_lines
+
+CALL_TYPES = frozenset({"function_call", "custom_tool_call", "local_shell_call"})
+COMMAND_OUTPUT_EVENT = "command output event"
+PATCH_OUTPUT_EVENT = "patch output event"
+MCP_RESULT_EVENT = "mcp result event"
+_COMMAND_OUTPUT_FIELDS = ("aggregated_output", "stdout", "stderr", "formatted_output")
+
+
+@dataclass
+class Rollout:
+    """The model-visible items of one rollout, and what the file keeps beside them."""
+
+    path: Path
+    items: list = field(default_factory=list)
+    names: CallNames = field(default_factory=CallNames)
+    seen: Tally = field(default_factory=Tally)
+    compacted: Tally = field(default_factory=Tally)
+    compactions: int = 0
+    reasoning: SideChannelCopy = field(default_factory=lambda: SideChannelCopy("encrypted reasoning"))
+    side_channel: dict[str, SideChannelCopy] = field(default_factory=dict)
+    issues: list[SourceIssue] = field(default_factory=list)
+    meta: dict = field(default_factory=dict)
+    legacy: bool = False
+
+    def side(self, kind: str) -> SideChannelCopy:
+        return self.side_channel.setdefault(kind, SideChannelCopy(kind))
+
+
+def envelope(record: dict) -> tuple[str | None, object]:
+    """(record type, payload) of an enveloped or a legacy bare line."""
+    if "payload" in record and isinstance(record.get("type"), str):
+        return record["type"], record["payload"]
+    if "record_type" in record:
+        return "state", record
+    if record.get("type") in RESPONSES_ITEM_TYPES:
+        return "response_item", record
+    if "type" not in record and "id" in record and "timestamp" in record:
+        return "legacy_meta", record
+    return None, record
+
+
+def read_rollout(path: Path) -> Rollout:
+    """Read `path` (never writing to it) into a Rollout."""
+    rollout = Rollout(path)
+    for line in iter_json_lines(path, rollout.issues):
+        if not isinstance(line.value, dict):
+            rollout.issues.append(SourceIssue(path, line.number, "record is not a JSON object; skipped"))
+            continue
+        kind, payload = envelope(line.value)
+        if not isinstance(payload, dict):
+            continue
+        if kind == "response_item":
+            _take_item(rollout, payload, line.number)
+        elif kind == "compacted":
+            _compact(rollout, payload)
+        elif kind == "event_msg":
+            _take_event(rollout, payload)
+        elif kind in ("session_meta", "legacy_meta"):
+            rollout.legacy = rollout.legacy or kind == "legacy_meta"
+            rollout.meta.setdefault("session", payload)
+    rollout.names.resolve(path, rollout.issues, "function_call_output for call_id")
+    return rollout
+
+
+def _take_item(rollout: Rollout, item: dict, number: int) -> None:
+    kind = item.get("type", "message")
+    if kind == "reasoning":
+        rollout.reasoning.add(json_chars(item.get("encrypted_content") or ""))
+        return
+    if kind in CALL_TYPES:
+        rollout.names.remember(item.get("call_id"), item.get("name") or ("local_shell" if kind == "local_shell_call" else None))
+    elif kind.endswith("_output"):
+        for content in openai_responses([item]):
+            for part in content["parts"]:
+                rollout.names.attach(part["functionResponse"], number)
+                rollout.seen.add(part["functionResponse"])
+    rollout.items.append(item)
+
+
+def _compact(rollout: Rollout, payload: dict) -> None:
+    """From here on the model holds `replacement_history` (or, before it existed, the summary)."""
+    for content in openai_responses(rollout.items):
+        for part in content["parts"]:
+            if "functionResponse" in part:
+                rollout.compacted.add(part["functionResponse"])
+    rollout.compactions += 1
+    replacement = payload.get("replacement_history")
+    if isinstance(replacement, list):
+        rollout.items = [item for item in replacement if isinstance(item, dict) and item.get("type") != "reasoning"]
+    else:
+        summary = payload.get("message") if isinstance(payload.get("message"), str) else ""
+        rollout.items = [{"type": "message", "role": "user", "content": [{"type": "input_text", "text": summary}]}]
+
+
+def _take_event(rollout: Rollout, event: dict) -> None:
+    kind = event.get("type")
+    if kind == "exec_command_end":
+        _add_text_fields(rollout.side(COMMAND_OUTPUT_EVENT), event, _COMMAND_OUTPUT_FIELDS)
+    elif kind == "item_completed":
+        item = event.get("item")
+        if isinstance(item, dict) and item.get("type") == "CommandExecution":
+            _add_text_fields(rollout.side(COMMAND_OUTPUT_EVENT), item, _COMMAND_OUTPUT_FIELDS)
+    elif kind == "patch_apply_end":
+        _add_text_fields(rollout.side(PATCH_OUTPUT_EVENT), event, ("stdout", "stderr"))
+    elif kind == "mcp_tool_call_end":
+        rollout.side(MCP_RESULT_EVENT).add(json_chars(event.get("result")))
+
+
+def _add_text_fields(copy: SideChannelCopy, holder: dict, names: tuple[str, ...]) -> None:
+    copy.add(sum(json_chars(holder[name]) for name in names if isinstance(holder.get(name), str)))
