@@ -1,0 +1,348 @@
+"""The model history Qwen Code 0.24.4 holds after `--resume`, streamed one Content at a time.
+
+Three steps, each a generator so that a gigabyte recording never sits in memory:
+
+1. `api_history` ports `SessionApiHistoryAccumulator` (chunk-DPEB6S2R.js
+   21559–21715): each material record becomes a copy of its `message`;
+   `mid_turn_user_message` merges into the previous user entry; a local slash
+   command's result pops the prompt that echoed it. It starts at the last
+   `chat_compression` on the chain, since that record replaces everything
+   before it. Those edits reach at most two entries back, so only two wait.
+2. `getInitialChatHistory` puts one user Content of system reminders first.
+   Its text is not recorded; a stand-in with no functionResponse takes its
+   place so the Content count stays honest (the numbers do not change).
+3. `repair_orphaned_tool_use` ports `repairOrphanedToolUseTurns`
+   (chunk-DPEB6S2R.js:34998) over a window holding one model turn with calls
+   and the user run that answers it.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, deque
+from collections.abc import Callable, Iterable, Iterator
+
+from doctor.sources.qwen_transcript import COMPRESSION, SYSTEM_QUIET, ChainRecords
+
+ORPHAN_TOOL_USE_REPAIR_REASON = (
+    "Tool execution result was not recorded \u2014 likely interrupted by network failure, abort, "
+    "or process exit. Treat as failure and retry if needed."
+)
+UPSTREAM_DEGRADED_PLACEHOLDER = "(request timeout)"
+STARTUP_CONTEXT_STAND_IN = {
+    "role": "user",
+    "parts": [
+        {
+            "text": "<system-reminder>[doctor: stand-in for the startup context, skills and deferred-tools "
+            "reminders Qwen prepends on resume; their text is not in the recording]</system-reminder>"
+        }
+    ],
+}
+
+Report = Callable[[str], None]
+
+
+def _function_call(part: object) -> dict | None:
+    call = part.get("functionCall") if type(part) is dict else None
+    return call if type(call) is dict and call else None
+
+
+def _function_response(part: object) -> dict | None:
+    response = part.get("functionResponse") if type(part) is dict else None
+    return response if type(response) is dict else None
+
+
+def _call_ids(parts: Iterable) -> Iterator[str]:
+    for part in parts:
+        call = _function_call(part)
+        if call is not None and call.get("id"):
+            yield call["id"]
+
+
+def _response_ids(parts: Iterable) -> Iterator[str]:
+    for part in parts:
+        response = _function_response(part)
+        if response is not None and response.get("id"):
+            yield response["id"]
+
+
+def copy_content(content: dict) -> dict:
+    """`copyContentForApiHistory`: the Content and its parts copied one level deep."""
+    copied = dict(content)
+    parts = content.get("parts")
+    if isinstance(parts, list):
+        copied["parts"] = [_copy_part(part) for part in parts]
+    return copied
+
+
+def _copy_part(part: object) -> object:
+    if type(part) is not dict:
+        return part  # Qwen throws on these; `check_parts` reports it
+    if part.get("functionCall"):
+        call = dict(part["functionCall"]) if type(part["functionCall"]) is dict else part["functionCall"]
+        if type(call) is dict and type(call.get("args")) is dict:
+            call["args"] = dict(call["args"])
+        return {**part, "functionCall": call}
+    if part.get("functionResponse"):
+        response = part["functionResponse"]
+        return {**part, "functionResponse": dict(response) if type(response) is dict else response}
+    return dict(part)
+
+
+class _ToolIdCounts:
+    """Calls and results per id across the history, for `hasUniqueToolResult`."""
+
+    def __init__(self) -> None:
+        self.calls: Counter = Counter()
+        self.results: Counter = Counter()
+
+    def add(self, parts: Iterable) -> None:
+        parts = list(parts)
+        self.calls.update(_call_ids(parts))
+        self.results.update(_response_ids(parts))
+
+    def unique(self, tool_call_id: object) -> bool:
+        return (
+            isinstance(tool_call_id, str)
+            and bool(tool_call_id)
+            and self.calls[tool_call_id] == 1
+            and self.results[tool_call_id] == 1
+        )
+
+
+def _is_plain_prompt(record: dict | None, raw_command: object) -> bool:
+    if record is None or record.get("type") != "user" or record.get("subtype") is not None:
+        return False
+    message = record.get("message") or {}
+    parts = message.get("parts")
+    return (
+        message.get("role") == "user"
+        and isinstance(parts, list)
+        and len(parts) == 1
+        and type(parts[0]) is dict
+        and list(parts[0]) == ["text"]
+        and isinstance(parts[0]["text"], str)
+        and parts[0]["text"] == raw_command
+    )
+
+
+class _Accumulator:
+    """`SessionApiHistoryAccumulator.add`, with only the last two entries held back."""
+
+    def __init__(self, report: Report):
+        self.report = report
+        self.pending: deque[dict] = deque()
+        self.completed: set[str] = set()
+        self.counts = _ToolIdCounts()
+        self.last_material: dict | None = None
+        self.frozen = False  # a compressedHistory that is not an array ends the rebuild
+
+    def drain(self, keep: int) -> Iterator[dict]:
+        while len(self.pending) > keep:
+            yield self.pending.popleft()
+
+    def compress(self, record: dict) -> None:
+        payload = record["systemPayload"]
+        compressed = payload["compressedHistory"]
+        self.pending.clear()
+        self.counts = _ToolIdCounts()
+        if not isinstance(compressed, list):
+            self.report("chat_compression holds a compressedHistory that is not an array: Qwen 0.24.4 cannot resume this")
+            self.frozen = True
+            return
+        for content in compressed:
+            copied = copy_content(content) if type(content) is dict else content
+            self.pending.append(copied)
+            self.counts.add(_parts_of(copied))
+        ids = payload.get("completedToolCallIds")
+        self.completed = {i for i in ids if self.counts.unique(i)} if isinstance(ids, list) else set()
+        self.last_material = None
+
+    def add(self, record: dict) -> None:
+        if self.frozen:
+            return
+        if record.get("type") == "system":
+            self._system(record)
+            return
+        message = record.get("message")
+        if message is None or record.get("subtype") == "realtime_message":
+            return
+        parts = message.get("parts") or []
+        check_parts(parts, self.report)
+        self.completed.difference_update(_call_ids(parts))
+        self.completed.difference_update(_response_ids(parts))
+        copied = copy_content(message)
+        if record.get("subtype") == "mid_turn_user_message" and self._merge(copied):
+            pass
+        else:
+            self.pending.append(copied)
+        self.counts.add(copied.get("parts") or ())
+        self.last_material = record
+
+    def _merge(self, message: dict) -> bool:
+        if not self.pending:
+            return False  # already emitted entries cannot change; only two are ever needed
+        previous = self.pending[-1]
+        if previous.get("role") != "user":
+            return False
+        if any(i in self.completed for i in _response_ids(previous.get("parts") or ())):
+            return False
+        previous["parts"] = [*(previous.get("parts") or ()), *(message.get("parts") or ())]
+        return True
+
+    def _system(self, record: dict) -> None:
+        subtype = record.get("subtype")
+        payload = record.get("systemPayload")
+        payload = payload if type(payload) is dict else {}
+        previous = self.last_material
+        if subtype == "slash_command":
+            items = payload.get("outputHistoryItems")
+            if (
+                payload.get("phase") == "result"
+                and payload.get("sentToModel") is not True
+                and isinstance(items, list)
+                and items
+                and all(type(i) is dict and i.get("type") == "assistant" for i in items)
+                and _is_plain_prompt(previous, payload.get("rawCommand"))
+                and self.pending
+            ):
+                self.pending.pop()
+            if previous is not None and previous.get("type") == "user":
+                self.last_material = None
+        elif subtype == "goal_turn_end":
+            permit = record.get("goalContext")
+            context = previous.get("goalContext") if previous else None
+            tool_call_id = payload.get("toolCallId")
+            if (
+                previous is not None
+                and previous.get("type") == "tool_result"
+                and type(permit) is dict
+                and type(context) is dict
+                and isinstance(permit.get("goalId"), str)
+                and permit["goalId"]
+                and isinstance(permit.get("turnId"), str)
+                and permit["turnId"]
+                and type(permit.get("revision")) is int
+                and (context.get("goalId"), context.get("revision"), context.get("turnId"))
+                == (permit["goalId"], permit["revision"], permit["turnId"])
+                and tool_call_id in set(_response_ids((previous.get("message") or {}).get("parts") or ()))
+                and self.counts.unique(tool_call_id)
+            ):
+                self.completed.add(tool_call_id)
+
+
+def _parts_of(content: object) -> list:
+    parts = content.get("parts") if type(content) is dict else None
+    return parts if isinstance(parts, list) else []
+
+
+def check_parts(parts: list, report: Report) -> None:
+    """Qwen's rebuild reads `part.functionCall` and `"functionCall" in part`: a non-object part throws."""
+    if any(type(part) is not dict for part in parts):
+        report("a message part is not an object: Qwen 0.24.4 fails to resume this session")
+
+
+def api_history(records: ChainRecords, report: Report) -> Iterator[dict]:
+    """`buildSessionHistoryFromConversation(...).apiHistory`, streamed."""
+    index = records.index
+    start = 0
+    for position, ident in enumerate(records.chain):
+        if index.kind(ident) == COMPRESSION:
+            start = position
+    accumulator = _Accumulator(report)
+    for ident, record in records.iter_records(start, skip=lambda ident: index.kind(ident) == SYSTEM_QUIET):
+        if record is None:
+            continue
+        if index.kind(ident) == COMPRESSION:
+            accumulator.compress(record)
+        else:
+            accumulator.add(record)
+        yield from accumulator.drain(keep=2)
+    if not accumulator.frozen:
+        yield from accumulator.drain(keep=0)
+
+
+def is_degraded_placeholder(content: dict) -> bool:
+    """`isDegradedPlaceholderTurn`: a model turn that only says "(request timeout)"."""
+    parts = _parts_of(content)
+    if not parts or not all(type(p) is dict and "functionCall" not in p and (p.get("thought") or "text" in p) for p in parts):
+        return False
+    text = "".join(p.get("text") or "" for p in parts if not p.get("thought"))
+    return text.strip() == UPSTREAM_DEGRADED_PLACEHOLDER
+
+
+def repair_orphaned_tool_use(contents: Iterable[dict], reason: str = ORPHAN_TOOL_USE_REPAIR_REASON) -> Iterator[dict]:
+    """`repairOrphanedToolUseTurns`, one model turn and its answering user run at a time."""
+    window: list[dict] = []
+    for content in contents:
+        if window:
+            role = content.get("role")
+            answering = any(c.get("role") == "user" for c in window[1:])
+            if role == "user" or (role == "model" and not answering and is_degraded_placeholder(content)):
+                window.append(content)
+                continue
+            yield from _repair_window(window, reason)
+            window = []
+        if content.get("role") == "model" and any(True for _ in _call_ids(_parts_of(content))):
+            window = [content]
+        else:
+            yield content
+    if window:
+        yield from _repair_window(window, reason)
+
+
+def _repair_window(window: list[dict], reason: str) -> list[dict]:
+    expected: dict[str, object] = {}
+    for call in filter(None, map(_function_call, _parts_of(window[0]))):
+        if call.get("id"):
+            name = call.get("name")
+            expected[call["id"]] = "unknown" if name is None else name
+    adjacent = 1
+    while adjacent < len(window) and window[adjacent].get("role") == "model":
+        adjacent += 1
+    matched: dict[str, list[tuple[int, int, dict]]] = {}
+    for turn in range(adjacent, len(window)):
+        for slot, part in enumerate(_parts_of(window[turn])):
+            response = _function_response(part)
+            if response is not None and response.get("id"):
+                matched.setdefault(response["id"], []).append((turn, slot, part))
+    synthesized: list[dict] = []
+    hoisted: list[dict] = []
+    removals: list[tuple[int, int]] = []
+    for call_id, name in expected.items():
+        locations = matched.get(call_id)
+        if not locations:
+            synthesized.append({"functionResponse": {"id": call_id, "name": name, "response": {"error": reason}}})
+            continue
+        turn, slot, part = locations[0]
+        if turn != adjacent:
+            hoisted.append(part)
+            removals.append((turn, slot))
+        removals.extend((t, s) for t, s, _ in locations[1:])
+    if not synthesized and not removals:
+        return window
+    for turn, slot in sorted(removals, reverse=True):
+        del window[turn]["parts"][slot]
+    for turn in range(len(window) - 1, adjacent, -1):
+        if window[turn].get("role") == "user" and not _parts_of(window[turn]):
+            del window[turn]
+    injected = synthesized + hoisted
+    if not injected:
+        return window
+    if adjacent < len(window) and window[adjacent].get("role") == "user":
+        existing = _parts_of(window[adjacent])
+        insert_at = next((i for i, p in enumerate(existing) if _function_response(p) is None), len(existing))
+        window[adjacent]["parts"] = [*existing[:insert_at], *injected, *existing[insert_at:]]
+    else:
+        window.insert(adjacent, {"role": "user", "parts": injected})
+    return window
+
+
+def resumed_history(records: ChainRecords, report: Report) -> Iterator[dict]:
+    """The LlmChat history right after `startChat` on resume: what `/doctor memory` analyses."""
+    contents = api_history(records, report)
+    yield from repair_orphaned_tool_use(_with_startup_context(contents))
+
+
+def _with_startup_context(contents: Iterable[dict]) -> Iterator[dict]:
+    yield copy_content(STARTUP_CONTEXT_STAND_IN)
+    yield from contents

@@ -1,0 +1,170 @@
+"""One Qwen Code 0.24.4 recording line, read and validated the way `--resume` does.
+
+Qwen reads its `.jsonl` with `parseLineTolerantWithIntegrity` (chunk-2VS5EEXU.js):
+`JSON.parse` of the trimmed line, keeping only objects; when that fails,
+`recoverObjectsFromLine` salvages every complete top-level `{…}` (two records
+glued onto one line, a record followed by a torn one). Then
+`validateTranscriptRecord` (chunk-JBUMBQAO.js) drops records with bad identity
+fields or an unknown type and normalises `message` to `{role?, parts?}`.
+Both passes of the reader (the index and the re-read of the chain) go through
+these functions, so a line always yields the same records in the same order.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+
+from doctor.sources.jsonl import loads
+
+RECORD_TYPES = frozenset({"user", "assistant", "tool_result", "system"})
+# System subtypes `selectTranscriptLeaf` and the chain lookup ignore (artifact and
+# managed-session bookkeeping, source snapshots).
+NON_CONVERSATION_SUBTYPES = frozenset(
+    {
+        "session_artifact_event",
+        "session_artifact_snapshot",
+        "session_sources_snapshot",
+        "managed_session_header_v1",
+        "managed_session_event_v1",
+        "managed_session_commit_v1",
+    }
+)
+_STRUCTURAL = re.compile(r'[{}"\\]')
+
+
+def recover_objects_from_line(line: str) -> list:
+    """Port of `recoverObjectsFromLine`: complete top-level objects, strings and escapes aware.
+
+    Only the records matter to the rebuild (the `complete` flag feeds source
+    restoration, not the history), so only they are returned.
+    """
+    found: list = []
+    depth = 0
+    in_string = False
+    escaped_at = -1
+    start = -1
+    for match in _STRUCTURAL.finditer(line):
+        index = match.start()
+        if index == escaped_at:
+            continue
+        char = line[index]
+        if in_string:
+            if char == "\\":
+                escaped_at = index + 1
+            elif char == '"':
+                in_string = False
+            continue
+        if char == '"':
+            in_string = True
+        elif char == "{":
+            if depth == 0:
+                start = index
+            depth += 1
+        elif char == "}":
+            depth -= 1
+            if depth == 0 and start >= 0:
+                try:
+                    found.append(loads(line[start : index + 1]))
+                except ValueError:
+                    pass
+                start = -1
+            elif depth < 0:
+                depth = 0
+                start = -1
+    return found
+
+
+def parse_line(stripped: bytes) -> tuple[list, str | None]:
+    """The objects Qwen reads from one trimmed, non-blank line, and why it read none.
+
+    Returns (objects, problem): a non-object value is dropped ("not a JSON
+    object"); an unparsable line yields whatever recovery salvaged, with the
+    problem "invalid JSON" when that is nothing and "recovered" otherwise.
+    """
+    try:
+        value = loads(stripped)
+    except ValueError:
+        salvaged = [v for v in recover_objects_from_line(stripped.decode("utf-8", "replace")) if type(v) is dict]
+        return salvaged, "recovered" if salvaged else "invalid JSON"
+    if type(value) is dict:
+        return [value], None
+    return [], "not a JSON object"
+
+
+def identity_problem(value: dict) -> str | None:
+    """Why `validateTranscriptRecord` would skip this record, or None to keep it."""
+    uuid = value.get("uuid")
+    parent = value.get("parentUuid", _MISSING)
+    session_id = value.get("sessionId")
+    if not isinstance(uuid, str) or not uuid:
+        return "no uuid"
+    if parent is not None and not isinstance(parent, str):
+        return "parentUuid is neither a string nor null"
+    if not isinstance(session_id, str) or not session_id:
+        return "no sessionId"
+    if value.get("type") not in RECORD_TYPES:
+        return f"unknown record type {value.get('type')!r}"
+    return None
+
+
+_MISSING = object()
+
+
+def is_conversation_record(value: Mapping) -> bool:
+    """`isTranscriptConversationRecord`: everything but artifact and managed-session bookkeeping."""
+    return not (value.get("type") == "system" and value.get("subtype") in NON_CONVERSATION_SUBTYPES)
+
+
+def normalized_record(value: dict) -> dict:
+    """The record as `validateTranscriptRecord` returns it: `message` reduced to `{role?, parts?}`.
+
+    The caller has checked `identity_problem`; a `message` that is not an object
+    becomes absent, and parts that are not an array are dropped.
+    """
+    record = dict(value)
+    subtype = value.get("subtype")
+    record["subtype"] = subtype if isinstance(subtype, str) else None
+    message = value.get("message")
+    if type(message) is dict:
+        normalized: dict = {}
+        if isinstance(message.get("role"), str):
+            normalized["role"] = message["role"]
+        if type(message.get("parts")) is list:
+            normalized["parts"] = message["parts"]
+        record["message"] = normalized
+    else:
+        record["message"] = None
+    return record
+
+
+def merge_fragments(fragments: list[dict]) -> dict:
+    """`aggregateTranscriptRecordFragments`: records sharing a uuid become one.
+
+    Parts are concatenated in file order under the first fragment's role;
+    `usageMetadata` takes the last value, `toolCallResult` and `model` the
+    first, `timestamp` the greatest.
+    """
+    first = fragments[0]
+    merged = dict(first)
+    message = first["message"]
+    if message is not None:
+        message = {**message, "parts": list(message.get("parts") or ())}
+    for fragment in fragments[1:]:
+        extra = fragment["message"]
+        if extra is not None:
+            if message is not None:
+                message = {"role": message.get("role"), "parts": [*message["parts"], *(extra.get("parts") or ())]}
+            else:
+                message = {**extra, "parts": list(extra.get("parts") or ())}
+        if fragment.get("usageMetadata"):
+            merged["usageMetadata"] = fragment["usageMetadata"]
+        if fragment.get("toolCallResult") and not merged.get("toolCallResult"):
+            merged["toolCallResult"] = fragment["toolCallResult"]
+        if fragment.get("model") and not merged.get("model"):
+            merged["model"] = fragment["model"]
+        stamp = fragment.get("timestamp")
+        if isinstance(stamp, str) and stamp and (not merged.get("timestamp") or stamp > str(merged["timestamp"])):
+            merged["timestamp"] = stamp
+    merged["message"] = message
+    return merged

@@ -1,0 +1,232 @@
+"""Which records of a Qwen recording are the active conversation, without keeping their payloads.
+
+`prepareTranscriptRecords` (chunk-JBUMBQAO.js) picks the leaf (the last
+conversation record in file order), walks `parentUuid` from it over the first
+record of each uuid, stops at a null parent, a missing parent (a gap: older
+records are not reconnected) or a cycle, and merges the fragments of each
+uuid. Qwen holds the whole file in memory to do this; a recording can be
+gigabytes, so `TranscriptIndex` keeps only per-record metadata (uuid, parent,
+byte offset, a kind code) in compact arrays, and `ChainRecords` re-reads just
+the chain's lines when the history or the UI is built.
+"""
+
+from __future__ import annotations
+
+from array import array
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from doctor.core.jsvalues import js_len, js_stringify_len, js_truthy
+from doctor.sources.base import SideChannelCopy, SourceError, SourceIssue
+from doctor.sources.jsonl import iter_raw_lines
+from doctor.sources.qwen_records import (
+    identity_problem,
+    is_conversation_record,
+    merge_fragments,
+    normalized_record,
+    parse_line,
+)
+
+NO_PARENT = -1
+# Kind codes: what the history rebuild needs to know about a chain record without reading it.
+MATERIAL = 0  # user / assistant / tool_result: may add a Content
+SYSTEM_QUIET = 1  # system records the API history ignores (ui_telemetry, rewind, …)
+SYSTEM_ACTIVE = 2  # slash_command, goal_turn_end, chat_compression without a usable payload
+COMPRESSION = 3  # chat_compression with a truthy compressedHistory: replaces the history
+_ACTIVE_SYSTEM_SUBTYPES = frozenset({"slash_command", "goal_turn_end", "chat_compression"})
+_UI_SYSTEM_SUBTYPES = frozenset({"slash_command", "at_command", "rewind"})
+
+
+@dataclass(frozen=True, slots=True)
+class ChainGap:
+    """The walk stopped at a parent that no record defines."""
+
+    child_uuid: str
+    missing_parent_uuid: str
+
+
+@dataclass
+class TranscriptIndex:
+    """Pass 1 over the file: record metadata, the leaf and what was skipped."""
+
+    path: Path
+    issues: list[SourceIssue] = field(default_factory=list)
+    ui_display: SideChannelCopy = field(default_factory=lambda: SideChannelCopy("ui-display"))
+    first_record: dict | None = None
+    session_ids: dict[str, int] = field(default_factory=dict)  # sessionId -> first line
+    # Per uuid id (dense ints): first conversation fragment's parent id, line offset, position in line, kind.
+    _ids: dict[str, int] = field(default_factory=dict)
+    _uuids: list[str] = field(default_factory=list)
+    _parent: array = field(default_factory=lambda: array("q"))
+    _offset: array = field(default_factory=lambda: array("q"))
+    _kind: array = field(default_factory=lambda: array("b"))
+    _ui_kind: array = field(default_factory=lambda: array("b"))
+    _position: dict[int, int] = field(default_factory=dict)  # records salvaged from a glued line
+    _extra_fragments: dict[int, list[tuple[int, int]]] = field(default_factory=dict)
+    leaf: int | None = None
+
+    def _id(self, uuid: str) -> int:
+        ident = self._ids.get(uuid)
+        if ident is None:
+            ident = len(self._uuids)
+            self._ids[uuid] = ident
+            self._uuids.append(uuid)
+            self._parent.append(NO_PARENT)
+            self._offset.append(-1)
+            self._kind.append(MATERIAL)
+            self._ui_kind.append(0)
+        return ident
+
+    def uuid(self, ident: int) -> str:
+        return self._uuids[ident]
+
+    def has_record(self, ident: int) -> bool:
+        return self._offset[ident] >= 0
+
+    def kind(self, ident: int) -> int:
+        return self._kind[ident]
+
+    def shown_in_ui(self, ident: int) -> bool:
+        return bool(self._ui_kind[ident])
+
+    def addresses(self, ident: int) -> list[tuple[int, int]]:
+        """(line offset, position among the line's records) of each fragment, in file order."""
+        first = (self._offset[ident], self._position.get(ident, 0))
+        return [first, *self._extra_fragments.get(ident, ())]
+
+    def add(self, value: dict, number: int, offset: int, position: int) -> None:
+        problem = identity_problem(value)
+        if problem is not None:
+            self.issues.append(SourceIssue(self.path, number, f"record skipped as Qwen does: {problem}"))
+            return
+        self.session_ids.setdefault(value["sessionId"], number)
+        self._count_display(value)
+        if not is_conversation_record(value):
+            return
+        ident = self._id(value["uuid"])
+        parent = value.get("parentUuid")
+        parent_id = self._id(parent) if parent else NO_PARENT
+        self.leaf = ident
+        if self._offset[ident] >= 0:
+            self._extra_fragments.setdefault(ident, []).append((offset, position))
+            if self._parent[ident] != parent_id:
+                self.issues.append(
+                    SourceIssue(self.path, number, "fragment of an earlier record names another parent (the first one wins)")
+                )
+            return
+        self._parent[ident] = parent_id
+        self._offset[ident] = offset
+        if position:
+            self._position[ident] = position
+        self._kind[ident] = _kind_of(value)
+        self._ui_kind[ident] = value.get("type") != "system" or value.get("subtype") in _UI_SYSTEM_SUBTYPES
+
+    def _count_display(self, value: dict) -> None:
+        result = value.get("toolCallResult")
+        if type(result) is not dict:
+            return
+        display = result.get("resultDisplay")
+        if display is None:
+            return
+        self.ui_display.add(js_len(display) if isinstance(display, str) else js_stringify_len(display) or 0)
+
+    def walk_chain(self) -> tuple[array, ChainGap | None, str | None]:
+        """`walkTranscriptUuidChain` from the leaf: ids oldest first, the gap, the cycle's uuid."""
+        chain = array("q")
+        if self.leaf is None:
+            return chain, None, None
+        visited: set[int] = set()
+        current = self.leaf
+        gap = cycle = None
+        while True:
+            if current in visited:
+                cycle = self._uuids[current]
+                break
+            visited.add(current)
+            chain.append(current)
+            parent = self._parent[current]
+            if parent == NO_PARENT:
+                break
+            if not self.has_record(parent):
+                gap = ChainGap(self._uuids[current], self._uuids[parent])
+                break
+            current = parent
+        chain.reverse()
+        return chain, gap, cycle
+
+
+def _kind_of(value: dict) -> int:
+    if value.get("type") != "system":
+        return MATERIAL
+    subtype = value.get("subtype")
+    if subtype not in _ACTIVE_SYSTEM_SUBTYPES:
+        return SYSTEM_QUIET
+    payload = value.get("systemPayload")
+    if subtype == "chat_compression" and type(payload) is dict and js_truthy(payload.get("compressedHistory")):
+        return COMPRESSION
+    return SYSTEM_ACTIVE
+
+
+def build_index(path: Path) -> TranscriptIndex:
+    """Pass 1: every line parsed once, nothing but metadata kept."""
+    index = TranscriptIndex(path)
+    for number, offset, raw, terminated in iter_raw_lines(path):
+        stripped = raw.strip()
+        if not stripped:
+            continue
+        values, problem = parse_line(stripped)
+        if problem is not None:
+            index.issues.append(_line_issue(path, number, problem, terminated, len(values), len(stripped)))
+        for position, value in enumerate(values):
+            if index.first_record is None:
+                index.first_record = value
+            index.add(value, number, offset, position)
+    return index
+
+
+def _line_issue(path: Path, number: int, problem: str, terminated: bool, salvaged: int, size: int) -> SourceIssue:
+    if problem == "recovered":
+        return SourceIssue(path, number, f"malformed line: {salvaged} record(s) recovered from it as Qwen does")
+    if problem == "invalid JSON" and not terminated:
+        return SourceIssue(path, number, "incomplete last record (the file may still be being written); ignored", "note")
+    if problem == "invalid JSON":
+        return SourceIssue(path, number, f"invalid JSON line ({size:,} bytes) skipped")
+    return SourceIssue(path, number, "line holds a JSON value that is not an object; skipped as Qwen does")
+
+
+class ChainRecords:
+    """Re-reads the chain's records (fragments merged) from the file, one at a time."""
+
+    def __init__(self, index: TranscriptIndex, chain: array):
+        self.index = index
+        self.chain = chain
+
+    def __len__(self) -> int:
+        return len(self.chain)
+
+    def iter_records(self, start: int = 0, *, skip=None) -> Iterator[tuple[int, dict | None]]:
+        """(id, merged record) for chain positions from `start`; None for ids `skip(id)` accepts.
+
+        Skipped ids are not read, which is how the history rebuild avoids
+        parsing the telemetry records it would ignore anyway.
+        """
+        try:
+            handle = open(self.index.path, "rb")
+        except OSError as exc:
+            raise SourceError(self.index.path, f"cannot re-read: {exc.strerror or exc}") from None
+        with handle:
+            for position in range(start, len(self.chain)):
+                ident = self.chain[position]
+                if skip is not None and skip(ident):
+                    yield ident, None
+                    continue
+                fragments = [self._read(handle, offset, slot) for offset, slot in self.index.addresses(ident)]
+                yield ident, merge_fragments([f for f in fragments if f is not None])
+
+    def _read(self, handle, offset: int, slot: int) -> dict | None:
+        handle.seek(offset)
+        values, _ = parse_line(handle.readline().strip())
+        if slot >= len(values):
+            raise SourceError(self.index.path, "changed while being read (a record moved)")
+        return normalized_record(values[slot])
