@@ -4,7 +4,10 @@ Agents leave a recognisable header when they cut a result: Qwen's in-tool
 truncation (`Tool output was too large and has been truncated.`), its
 persistence gate (`<persisted-output>` stub), its batch budget (`Tool output
 truncated.`), microcompaction's `[Old tool result content cleared]`, and the
-other agents' spill notices. Only the head of a result is ever inspected, so a
+other agents' spill notices (Claude's `<persisted-output>` and MCP "Output has
+been saved to", Gemini's "For full output see" and `<tool_output_masked>`; AutoBot's anchors
+are found by `doctor.sources.autobot`). Only the head of a result is ever inspected (plus a
+short tail for Gemini's masking notice, which puts its pointer last), so a
 100 MB output costs the same as a short one.
 """
 
@@ -19,6 +22,8 @@ BATCH_TRUNCATED_PREFIX = "Tool output truncated."
 OUTPUT_TOO_LARGE_PREFIX = "Output too large ("
 MICROCOMPACT_CLEARED = "[Old tool result content cleared]"
 GEMINI_TRUNCATED_PREFIX = "Output too large. Showing"
+GEMINI_MASKED_OPEN_TAG = "<tool_output_masked>"
+CLAUDE_MCP_SAVED_PREFIX = "Error: result ("
 
 # Sentinel kinds, named after the layer that bounded the result.
 NONE = "none"
@@ -40,7 +45,11 @@ _SENTINEL_PREFIXES = (
     OUTPUT_TOO_LARGE_PREFIX,
     MICROCOMPACT_CLEARED,
     GEMINI_TRUNCATED_PREFIX,
+    GEMINI_MASKED_OPEN_TAG,
+    CLAUDE_MCP_SAVED_PREFIX,
 )
+# The tail inspected for pointers written after the preview (Gemini's masking notice).
+TAIL_CHARS = 2048
 
 
 def starts_already_truncated(raw: object) -> bool:
@@ -54,8 +63,10 @@ def sentinel_kind(raw: object) -> str:
         return NONE
     if raw.startswith(TOOL_OUTPUT_TRUNCATED_PREFIX) or raw.startswith(GEMINI_TRUNCATED_PREFIX):
         return IN_TOOL_TRUNCATION
-    if raw.startswith(PERSISTED_OUTPUT_OPEN_TAG):
+    if raw.startswith((PERSISTED_OUTPUT_OPEN_TAG, GEMINI_MASKED_OPEN_TAG)):
         return PERSISTED_STUB
+    if raw.startswith(CLAUDE_MCP_SAVED_PREFIX):
+        return PERSISTED_STUB if _CLAUDE_MCP_SAVED.match(raw[:HEAD_CHARS]) else NONE
     if raw.startswith(BATCH_TRUNCATED_PREFIX):
         return BATCH_OFFLOAD
     if raw.startswith(MICROCOMPACT_CLEARED):
@@ -79,8 +90,9 @@ class StubInfo:
         return self.paths[0] if self.paths else None
 
 
+# Qwen writes "(61 KB)", Claude "(1.2MB)" / "(99.6KB)".
 _SAVED_TO = re.compile(
-    r"^(?:The full output has been saved to|Output too large \(\d+ KB\)\. Full output saved to|"
+    r"^(?:The full output has been saved to|Output too large \([0-9.]+ ?[KMG]?B\)\. Full output saved to|"
     r"Full output saved to|For full output see): (.+?)\s*$",
     re.MULTILINE,
 )
@@ -91,6 +103,11 @@ _TOTALS = re.compile(r"^Total characters: (\d+); total lines: (\d+)\.", re.MULTI
 _UNSAVED_NOTE = re.compile(r"^Output too large \(\d+ KB\)\. (\([^)\n]*\))", re.MULTILINE)
 _ARTIFACT_ONE = re.compile(r"^Tool output truncated\. Persisted tool-output artifact: (.+?)\s*$", re.MULTILINE)
 _ARTIFACT_LIST_ITEM = re.compile(r"^- (/.+?)\s*$", re.MULTILINE)
+_CLAUDE_MCP_SAVED = re.compile(
+    r"Error: result \([\d,]+ characters\) exceeds maximum allowed tokens\. Output has been saved to (\S.*?)\.?$",
+    re.MULTILINE,
+)
+_MASKED_AVAILABLE_AT = re.compile(r"^Output too large\. Full output available at: (\S.*?)\s*$", re.MULTILINE)
 
 
 def parse_stub(raw: str) -> StubInfo | None:
@@ -101,6 +118,8 @@ def parse_stub(raw: str) -> StubInfo | None:
     head = raw[:HEAD_CHARS]
     if kind == BATCH_OFFLOAD:
         paths = _batch_artifact_paths(head)
+    elif raw.startswith(GEMINI_MASKED_OPEN_TAG):
+        paths = _masked_paths(raw)
     else:
         paths = _first_saved_path(head)
     digest = _DIGEST.search(head)
@@ -118,8 +137,15 @@ def parse_stub(raw: str) -> StubInfo | None:
 
 
 def _first_saved_path(head: str) -> tuple[str, ...]:
-    match = _SAVED_TO.search(head) or _GEMINI_SEE.search(head)
+    match = _SAVED_TO.search(head) or _GEMINI_SEE.search(head) or _CLAUDE_MCP_SAVED.match(head)
     return (match.group(1),) if match else ()
+
+
+def _masked_paths(raw: str) -> tuple[str, ...]:
+    """A masked result can carry two pointers: the truncation spill it kept inside, then its own."""
+    inner = _first_saved_path(raw[:HEAD_CHARS])
+    own = _MASKED_AVAILABLE_AT.search(raw[-TAIL_CHARS:]) or _MASKED_AVAILABLE_AT.search(raw[:HEAD_CHARS])
+    return inner + ((own.group(1),) if own and own.group(1) not in inner else ())
 
 
 def _batch_artifact_paths(head: str) -> tuple[str, ...]:
@@ -131,3 +157,70 @@ def _batch_artifact_paths(head: str) -> tuple[str, ...]:
     if "Persisted tool-output artifacts:" not in header:
         return ()
     return tuple(m.group(1) for m in _ARTIFACT_LIST_ITEM.finditer(header))
+
+
+# Where each stub form's copy of the file's head starts and what ends it.
+_PREVIEW_FORMS = (
+    ("Preview (up to 2000 chars):\n", "\n</persisted-output>"),  # Qwen persistence gate
+    ("Preview (first 2KB):\n", "\n</persisted-output>"),  # Claude
+    ("Truncated part of the output:\n", "\n\n---\n... [CONTENT TRUNCATED] ...\n---\n\n"),  # Qwen §c
+)
+_ESCAPED_TAGS = (
+    ("&lt;persisted-output&gt;", "<persisted-output>"),
+    ("&lt;/persisted-output&gt;", "</persisted-output>"),
+    ("&lt;system-reminder&gt;", "<system-reminder>"),
+    ("&lt;/system-reminder&gt;", "</system-reminder>"),
+)
+
+
+def stub_preview_head(raw: object) -> str | None:
+    """The part of a stub that must be a prefix of the spilled file, or None if it has none.
+
+    Every form copies the file's first characters: Qwen's gate preview (cut back to
+    a newline, `\\n...` appended, its own tags escaped), Claude's "first 2KB",
+    Qwen's truncation head (its last line may be cut and marked `...`), Qwen's batch
+    head and Gemini's first 8,000 characters. The elision marks are removed here so
+    the caller can compare with `file_text.startswith(...)`.
+    """
+    if not isinstance(raw, str):
+        return None
+    for opener, closer in _PREVIEW_FORMS:
+        start = raw.find(opener)
+        if start < 0:
+            continue
+        start += len(opener)
+        end = raw.find(closer, start)
+        preview = raw[start:] if end < 0 else raw[start:end]
+        preview = _strip_suffix(preview, "\n...")
+        if closer.startswith("\n\n---"):
+            preview = _cut_last_line(preview)
+        if closer == "\n</persisted-output>":
+            for escaped, tag in _ESCAPED_TAGS:
+                preview = preview.replace(escaped, tag)
+        return preview
+    if raw.startswith(BATCH_TRUNCATED_PREFIX):
+        return _between(raw, "\n\n", "\n...\n")
+    if raw.startswith(GEMINI_TRUNCATED_PREFIX):
+        body = _between(raw, "\n", "\n\n... [")
+        return body
+    return None
+
+
+def _strip_suffix(text: str, suffix: str) -> str:
+    return text[: -len(suffix)] if text.endswith(suffix) else text
+
+
+def _cut_last_line(text: str) -> str:
+    """Qwen marks a head line it had to cut with `...`: keep only the lines it kept whole."""
+    if not text.endswith("..."):
+        return text
+    return text[: text.rfind("\n") + 1]
+
+
+def _between(raw: str, opener: str, closer: str) -> str | None:
+    start = raw.find(opener)
+    if start < 0:
+        return None
+    start += len(opener)
+    end = raw.find(closer, start)
+    return None if end < 0 else raw[start:end]
