@@ -23,18 +23,20 @@ NAME = "dump"
 ALIASES = (OPENAI, ANTHROPIC, GEMINI_API, OPENAI_RESPONSES)
 
 _LIST_KEYS = {"messages": None, "input": OPENAI_RESPONSES, "contents": GEMINI_API}
-_ROLE = re.compile(rb'"role"\s*:\s*"(?:system|developer|user|assistant|tool|function|model)"')
-_LIST_KEY = re.compile(rb'"(?:messages|input|contents)"\s*:\s*\[')
-# Agent recordings that also say "role" near the top: Gemini CLI's ConversationRecord.
-_AGENT_MARKERS = re.compile(rb'"projectHash"\s*:|"sessionId"\s*:|"parentUuid"\s*:|"session_meta"')
+# The first message's first key: agent recordings start their messages with other keys
+# (Gemini CLI `{"id"`, Claude `{"parentUuid"`, Codex `{"timestamp"`), so they never match.
+_FIRST_ITEM = (rb'\{\s*"(?:role|parts|content)"\s*:'
+               rb'|\{\s*"type"\s*:\s*"(?:message|function_call|function_call_output|custom_tool_call|reasoning)"')
+_BARE_START = re.compile(rb"\[?\s*(?:" + _FIRST_ITEM + rb")")
+_LIST_START = re.compile(rb'"(?:messages|input|contents)"\s*:\s*\[\s*(?:\]|' + _FIRST_ITEM + rb")")
 
 
 def sniff(path: Path, head: bytes) -> bool:
-    """JSON whose first bytes hold a message role, under a message-list key or as a bare list."""
+    """A message list at the top (bare list, JSON Lines of messages) or under a request-body key."""
     text = head.lstrip()
-    if not text[:1] in (b"{", b"[") or _AGENT_MARKERS.search(text) or not _ROLE.search(text):
-        return False
-    return text.startswith(b"[") or _LIST_KEY.search(text) is not None or text.startswith(b'{"role"')
+    if _BARE_START.match(text):
+        return True
+    return text.startswith(b"{") and _LIST_START.search(text) is not None
 
 
 def read(path: Path, dialect: str | None = None) -> LoadedSession:

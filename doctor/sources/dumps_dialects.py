@@ -251,21 +251,29 @@ CONVERTERS = {OPENAI: openai_chat, OPENAI_RESPONSES: openai_responses, ANTHROPIC
 
 
 def detect_dialect(items: list) -> str | None:
-    """Which API a message list is written for, from the shapes its items use; None if any would do."""
+    """Which API a message list is written for, from the shapes its items use; None if any would do.
+
+    Every item is looked at before deciding: Claude Code sends a `role: "system"`
+    message among Anthropic blocks, so the strongest evidence wins, not the first.
+    """
+    evidence = set()
     for item in items:
         if not isinstance(item, dict):
             continue
         if "parts" in item:
-            return GEMINI_API
-        if item.get("type") in RESPONSES_ITEM_TYPES:
-            return OPENAI_RESPONSES
-        content = item.get("content")
-        if isinstance(content, list) and any(
-            isinstance(block, dict) and (block.get("type") in ANTHROPIC_BLOCK_TYPES
-                                         or block.get("type") in ("image", "document") and "source" in block)
-            for block in content
-        ):
-            return ANTHROPIC
-        if item.get("role") in ("tool", "function", "system", "developer") or item.get("tool_calls"):
-            return OPENAI
-    return None
+            evidence.add(GEMINI_API)
+        elif item.get("type") in RESPONSES_ITEM_TYPES:
+            evidence.add(OPENAI_RESPONSES)
+        elif _has_anthropic_blocks(item.get("content")):
+            evidence.add(ANTHROPIC)
+        elif item.get("role") in ("tool", "function", "system", "developer") or item.get("tool_calls"):
+            evidence.add(OPENAI)
+    return next((dialect for dialect in (GEMINI_API, OPENAI_RESPONSES, ANTHROPIC, OPENAI) if dialect in evidence), None)
+
+
+def _has_anthropic_blocks(content: object) -> bool:
+    return isinstance(content, list) and any(
+        isinstance(block, dict) and (block.get("type") in ANTHROPIC_BLOCK_TYPES
+                                     or block.get("type") in ("image", "document") and "source" in block)
+        for block in content
+    )
