@@ -145,7 +145,8 @@ def _gemini(home: Path, project: str | None) -> Iterator[SessionRef]:
             if not match:  # `.tmp-<pid>` and `.unreadable-<ts>` leftovers
                 continue
             started = _name_time(match.group(1), "%Y-%m-%dT%H-%M")
-            ref = _stat_ref(GEMINI, path, match.group(2), project or owners.get(directory.name), started)
+            session_id = _head_field(path, ("sessionId",)) or match.group(2)  # JSONL metadata line; legacy: name
+            ref = _stat_ref(GEMINI, path, session_id, project or owners.get(directory.name), started)
             if ref:
                 yield ref
 
