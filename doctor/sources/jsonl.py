@@ -111,12 +111,12 @@ def iter_json_lines(
             if not salvaged:
                 issues.append(_bad_line_issue(path, number, terminated, len(stripped)))
             continue
-        if not _valid_utf8(stripped):
+        if not is_valid_utf8(stripped):
             issues.append(SourceIssue(path, number, "invalid UTF-8 bytes shown as U+FFFD", "note"))
         yield JsonLine(number, offset, value)
 
 
-def _valid_utf8(raw: bytes) -> bool:
+def is_valid_utf8(raw: bytes) -> bool:
     if raw.isascii():
         return True
     try:

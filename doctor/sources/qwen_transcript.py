@@ -19,7 +19,7 @@ from pathlib import Path
 
 from doctor.core.jsvalues import js_len, js_stringify_len, js_truthy
 from doctor.sources.base import SideChannelCopy, SourceError, SourceIssue
-from doctor.sources.jsonl import iter_raw_lines
+from doctor.sources.jsonl import is_valid_utf8, iter_raw_lines
 from doctor.sources.qwen_records import (
     identity_problem,
     is_conversation_record,
@@ -178,6 +178,8 @@ def build_index(path: Path) -> TranscriptIndex:
         values, problem = parse_line(stripped)
         if problem is not None:
             index.issues.append(_line_issue(path, number, problem, terminated, len(values), len(stripped)))
+        if values and not is_valid_utf8(stripped):
+            index.issues.append(SourceIssue(path, number, "invalid UTF-8 bytes shown as U+FFFD", "note"))
         for position, value in enumerate(values):
             if index.first_record is None:
                 index.first_record = value
