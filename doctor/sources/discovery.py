@@ -24,7 +24,8 @@ from doctor.sources.jsonl import loads
 
 QWEN, CLAUDE, CODEX, GEMINI = "qwen", "claude", "codex", "gemini"
 AGENTS = (QWEN, CLAUDE, CODEX, GEMINI)
-HEAD_LINE_LIMIT = 256 * 1024  # a Codex session_meta line is ~22 KB; never read more than this
+HEAD_BYTES = 256 * 1024  # a Codex session_meta line is ~22 KB; never read more than this
+HEAD_LINES = 16
 
 _CODEX_NAME = re.compile(r"rollout-(\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d)-(.+)\.jsonl$")
 _GEMINI_NAME = re.compile(r"session-(\d{4}-\d\d-\d\dT\d\d-\d\d)-([0-9A-Za-z]+)\.jsonl?$")
@@ -179,13 +180,29 @@ def _name_time(text: str, pattern: str) -> str | None:
         return None
 
 
-def _head_field(path: Path, keys: tuple[str, ...]) -> str | None:
-    """A string field of the first record, reading at most one bounded line."""
+def _head_field(path: Path, keys: tuple[str, ...], lines: int = HEAD_LINES) -> str | None:
+    """A string field of the first records that have it, reading at most HEAD_BYTES.
+
+    Claude files open with records that carry no cwd (queue operations,
+    attachments), so a few lines are tried, never the whole file.
+    """
+    budget = HEAD_BYTES
     try:
         with open(path, "rb") as handle:
-            line = handle.readline(HEAD_LINE_LIMIT)
+            for _ in range(lines):
+                line = handle.readline(budget)
+                budget -= len(line)
+                if not line or budget <= 0:
+                    return None
+                value = _dig(line, keys)
+                if value is not None:
+                    return value
     except OSError:
         return None
+    return None
+
+
+def _dig(line: bytes, keys: tuple[str, ...]) -> str | None:
     try:
         value = loads(line)
     except ValueError:
