@@ -127,9 +127,8 @@ class TranscriptIndex:
         if type(result) is not dict:
             return
         display = result.get("resultDisplay")
-        if display is None:
-            return
-        self.ui_display.add(js_len(display) if isinstance(display, str) else js_stringify_len(display) or 0)
+        if display is not None:
+            self.ui_display.add(display_chars(display))
 
     def walk_chain(self) -> tuple[array, ChainGap | None, str | None]:
         """`walkTranscriptUuidChain` from the leaf: ids oldest first, the gap, the cycle's uuid."""
@@ -154,6 +153,16 @@ class TranscriptIndex:
             current = parent
         chain.reverse()
         return chain, gap, cycle
+
+
+def display_chars(display: object) -> int:
+    """Chars of output a `resultDisplay` keeps: a string, a shell result's `text` and `output`
+    (the two copies it holds), else the JSON length of a structured display (diffs, todo lists)."""
+    if isinstance(display, str):
+        return js_len(display)
+    if type(display) is dict and display.get("type") == "shell_result":
+        return sum(js_len(display[key]) for key in ("text", "output") if isinstance(display.get(key), str))
+    return js_stringify_len(display) or 0
 
 
 def _kind_of(value: dict) -> int:
