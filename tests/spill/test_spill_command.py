@@ -1,0 +1,112 @@
+"""`doctor spill` driven through the CLI entry point (and once as `python -m doctor`)."""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from doctor.cli import main
+
+REPO = Path(__file__).resolve().parents[2]
+RECORDING = REPO / "tests/recordings/qwen/persist-gate"
+GATE_FILE = "tmp/tool-results/call_6dd84d1291884885.txt"
+
+
+@pytest.fixture
+def gate(tmp_path):
+    """A copy with Qwen's 0600 modes, its recorded paths pointing nowhere on this machine."""
+    target = tmp_path / "persist-gate"
+    shutil.copytree(RECORDING, target)
+    for path in (target / "tmp").rglob("*"):
+        if path.is_file():
+            path.chmod(0o600)
+    session = target / "session.jsonl"
+    session.write_text(session.read_text(encoding="utf-8").replace("/home/.qwen/tmp/", "/gone/.qwen/tmp/"),
+                       encoding="utf-8")
+    return target
+
+
+def test_verify_clean_then_tampered(gate, capsys):
+    assert main(["spill", "verify", str(gate / "session.jsonl")]) == 0
+    assert "2 pointers, 2 resolved (2 remapped)" in capsys.readouterr().out
+    with open(gate / GATE_FILE, "ab") as handle:
+        handle.write(b"!")
+    assert main(["spill", "verify", str(gate / "session.jsonl"), "--json"]) == 1
+    report = json.loads(capsys.readouterr().out)
+    assert report["summary"] == {"digest-mismatch": 1} and report["ok"] is False
+
+
+def test_verify_finds_files_under_an_explicit_spill_root(gate, tmp_path, capsys):
+    elsewhere = tmp_path / "support-bundle"
+    shutil.move(gate / "tmp", elsewhere)
+    assert main(["spill", "verify", str(gate / "session.jsonl")]) == 1
+    assert main(["spill", "verify", str(gate / "session.jsonl"), "--spill-root", str(elsewhere)]) == 0
+
+
+def test_verify_bad_input_is_one_line_naming_the_file(tmp_path, capsys):
+    assert main(["spill", "verify", str(tmp_path / "absent.jsonl")]) == 2
+    junk = tmp_path / "notes.txt"
+    junk.write_text("hello\n")
+    assert main(["spill", "verify", str(junk)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 2 and "absent.jsonl" in err[0] and "notes.txt" in err[1]
+
+
+def test_verify_as_a_subprocess(gate):
+    def run(*args):
+        env = dict(os.environ, PYTHONPATH=str(REPO))
+        return subprocess.run([sys.executable, "-m", "doctor", "spill", "verify", *args],
+                              capture_output=True, text=True, env=env, cwd=REPO).returncode
+
+    assert run(str(gate / "session.jsonl")) == 0
+    (gate / GATE_FILE).chmod(0o644)
+    assert run(str(gate / "session.jsonl")) == 1
+    assert run(str(gate / "missing.jsonl")) == 2
+
+
+def test_list_json(gate, capsys):
+    assert main(["spill", "list", str(gate / "session.jsonl"), "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)["pointers"]
+    assert [row["kind"] for row in rows] == ["qwen-persisted", "qwen-truncation"]
+    assert all(row["resolution"]["remapped"] for row in rows)
+
+
+def test_show_pages_by_zero_based_offset(gate, capsys):
+    path = gate / GATE_FILE
+    lines = path.read_text(encoding="utf-8").splitlines()
+    assert main(["spill", "show", str(path), "--offset", "2", "--limit", "3", "--spill-root", str(gate / "tmp")]) == 0
+    assert capsys.readouterr().out.splitlines() == lines[2:5]
+
+
+def test_show_grep_prints_numbered_matches(gate, capsys):
+    path = gate / "tmp/grep_search_ba75a7a0cac9.output"
+    assert main(["spill", "show", str(path), "--grep", r"needle 09-0001 ", "--spill-root", str(gate / "tmp")]) == 0
+    assert capsys.readouterr().out.startswith("4: L2: needle 09-0001")
+
+
+def test_show_renders_escape_sequences_inert(tmp_path, capsys):
+    spill = tmp_path / "tool-results"
+    spill.mkdir()
+    path = spill / "call_x.txt"
+    path.write_bytes(b"\x1b[31mred\x1b[0m \x1b]0;title\x07bell\x07 \xe2\x80\xaetxt\n")
+    assert main(["spill", "show", str(path), "--spill-root", str(spill)]) == 0
+    assert capsys.readouterr().out == "red bell\\x07 \\u202etxt\n"
+
+
+def test_show_refuses_files_outside_spill_roots(tmp_path, capsys):
+    spill = tmp_path / "tool-results"
+    spill.mkdir()
+    (spill / "call_x.txt").symlink_to("/etc/passwd")
+    assert main(["spill", "show", str(spill / "call_x.txt"), "--spill-root", str(spill)]) == 2
+    assert "/etc/passwd" in capsys.readouterr().err
+    assert main(["spill", "show", "/etc/passwd", "--allow-outside", "--limit", "1"]) == 0
+
+
+def test_show_bad_usage_exits_2(gate):
+    with pytest.raises(SystemExit) as exit_info:
+        main(["spill", "show", str(gate / GATE_FILE), "--offset", "-1"])
+    assert exit_info.value.code == 2
