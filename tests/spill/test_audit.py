@@ -3,7 +3,7 @@
 import hashlib
 import os
 import shutil
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -17,8 +17,11 @@ from doctor.spill.pointers import pointers_for
 from doctor.spill.resolve import SpillLocator
 
 RECORDINGS = Path(__file__).resolve().parents[1] / "recordings"
-GATE_FILE = "tmp/tool-results/call_6dd84d1291884885.txt"
-GREP_FILE = "tmp/grep_search_ba75a7a0cac9.output"
+# File names change when the scenario is re-recorded: find them.
+GATE_FILE = next((RECORDINGS / "qwen/persist-gate").glob("tmp/tool-results/call_*.txt")).relative_to(
+    RECORDINGS / "qwen/persist-gate")
+GREP_FILE = next((RECORDINGS / "qwen/persist-gate").glob("tmp/grep_search_*.output")).relative_to(
+    RECORDINGS / "qwen/persist-gate")
 
 
 def copy_recording(scenario: str, tmp_path: Path) -> Path:
@@ -96,7 +99,7 @@ def test_symlink_escaping_the_root_is_reported_and_never_opened(gate, tmp_path):
 
 def test_missing_file_is_explained(gate):
     (gate / GREP_FILE).unlink()
-    recorded = datetime(2026, 12, 2, 11, 35, tzinfo=timezone.utc)
+    recorded = datetime.fromisoformat(open_session(gate / "session.jsonl").started.replace("Z", "+00:00"))
     [old] = run_audit(gate, now=recorded + timedelta(days=3)).findings
     assert old.kind == "missing" and "cleaned up" in old.message and old.severity == "error"
     [fresh] = run_audit(gate, now=recorded + timedelta(hours=1)).findings

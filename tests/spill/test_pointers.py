@@ -1,5 +1,6 @@
 """Pointers from every shared fixture and real recording resolve, or say why not."""
 
+import hashlib
 from pathlib import Path
 
 import pytest
@@ -78,8 +79,9 @@ def test_qwen_gate_stub_carries_digest_and_kb():
     path = RECORDINGS / "qwen/persist-gate/session.jsonl"
     _, pointers = pointers_of(path)
     gate = pointers[0]
-    assert gate.ordinal == 0 and gate.tool == "glob" and gate.declared_kb == 61
-    assert gate.sha256 == "263be5c5cfddc1224afe89a45819e8e3a5ec506ba870743685a5baf89f551a60"
+    spilled = next(path.parent.glob("tmp/tool-results/call_*.txt")).read_bytes()
+    assert gate.ordinal == 0 and gate.tool == "glob" and gate.declared_kb == round(len(spilled) / 1024)
+    assert gate.sha256 == hashlib.sha256(spilled).hexdigest()
 
 
 def test_claude_tool_use_result_gives_the_byte_size():
