@@ -43,7 +43,7 @@ def _runs() -> list:
 
 
 def _is_interactive(name: str, run: dict) -> bool:
-    return run.get("mode") in ("tui", "interactive") or ".tui." in name
+    return str(run.get("mode", "")).startswith(("tui", "interactive")) or ".tui." in name
 
 
 def _retention(session, run: dict, *, with_ui: bool) -> dict:
