@@ -7,19 +7,16 @@ results as separate records joined by an id, so both need the same pieces.
   its call and honest about results whose call is missing;
 - `Tally`: running figures for tool results that are *not* in the active
   history (dropped by compaction, cleared, in a sidechain), kept without payloads;
-- `json_chars`: the size of a side-channel copy as the file stores it;
+- `text_chars`: how much text a side-channel copy holds;
 - `history_summary`: the retention figures of a secondary history (a subagent,
   an inline sidechain), so callers see them beside, never inside, the main ones.
 """
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-
-import orjson
 
 from doctor.core.analysis import analyze_tool_result_retention
 from doctor.core.jsvalues import js_len
@@ -53,19 +50,24 @@ def inline_data_part(mime_type: str | None, data: str) -> dict:
     return {"inlineData": {"mimeType": mime_type or "application/octet-stream", "data": data}}
 
 
-def json_chars(value: object) -> int:
-    """Length (UTF-16 units) of `value` as compact JSON; a string counts as itself.
+def text_chars(value: object) -> int:
+    """Text a side-channel copy holds: its strings' lengths in UTF-16 units, summed.
 
-    That is how the agents write these copies (JSON.stringify / serde), so the
-    figure is what the copy costs in the file, not a re-indented rendering.
+    Keys and JSON punctuation are not counted, so the figure compares directly
+    with the model-visible chars; and walking the value costs nothing like
+    re-serialising it (these copies are most of a Claude file's bytes).
     """
-    if isinstance(value, str):
-        return js_len(value)
-    try:
-        text = orjson.dumps(value).decode()
-    except TypeError:  # lone surrogates, which orjson refuses
-        text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-    return js_len(text)
+    total = 0
+    pending = [value]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, str):
+            total += len(item) if item.isascii() else js_len(item)
+        elif isinstance(item, dict):
+            pending.extend(item.values())
+        elif isinstance(item, list):
+            pending.extend(item)
+    return total
 
 
 class CallNames:

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from doctor.sources.base import SideChannelCopy, SourceIssue
 from doctor.sources.claude_blocks import assistant_parts, user_parts
-from doctor.sources.claude_codex_common import CallNames, json_chars, result_text
+from doctor.sources.claude_codex_common import CallNames, result_text, text_chars
 from doctor.sources.claude_spill import is_persisted_stub, persisted_output, spill_roots
 from doctor.sources.claude_thread import ClaudeThread
 from doctor.sources.jsonl import iter_json_lines
@@ -80,9 +80,9 @@ def read_claude_file(path: Path) -> ClaudeFile:
         elif kind == "system":
             _take_system(file, record)
         elif kind == PROGRESS:
-            file.side(PROGRESS).add(json_chars(record.get("data")))
+            file.side(PROGRESS).add(text_chars(record.get("data")))
         elif kind == ATTACHMENT:
-            file.side(ATTACHMENT).add(json_chars(record.get("attachment")))
+            file.side(ATTACHMENT).add(text_chars(record.get("attachment")))
     file.names.resolve(path, file.issues, "tool_result for tool_use")
     return file
 
@@ -102,7 +102,7 @@ def _take_message(file: ClaudeFile, record: dict, number: int, result_lines: dic
     parts, has_results = user_parts(message.get("content"), file.names, number)
     thread.add_user(parts, has_results)
     if "toolUseResult" in record:
-        file.side(TOOL_USE_RESULT).add(json_chars(record["toolUseResult"]))
+        file.side(TOOL_USE_RESULT).add(text_chars(record["toolUseResult"]))
     for part in parts if has_results else ():
         fr = part.get("functionResponse")
         if fr is None:

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from doctor.sources.base import SideChannelCopy, SourceIssue
-from doctor.sources.claude_codex_common import CallNames, Tally, json_chars
+from doctor.sources.claude_codex_common import CallNames, Tally, text_chars
 from doctor.sources.dumps_dialects import RESPONSES_ITEM_TYPES, openai_responses
 from doctor.sources.jsonl import iter_json_lines
 
@@ -87,7 +87,7 @@ def read_rollout(path: Path) -> Rollout:
 def _take_item(rollout: Rollout, item: dict, number: int) -> None:
     kind = item.get("type", "message")
     if kind == "reasoning":
-        rollout.reasoning.add(json_chars(item.get("encrypted_content") or ""))
+        rollout.reasoning.add(text_chars(item.get("encrypted_content") or ""))
         return
     if kind in CALL_TYPES:
         rollout.names.remember(item.get("call_id"), item.get("name") or ("local_shell" if kind == "local_shell_call" else None))
@@ -125,8 +125,8 @@ def _take_event(rollout: Rollout, event: dict) -> None:
     elif kind == "patch_apply_end":
         _add_text_fields(rollout.side(PATCH_OUTPUT_EVENT), event, ("stdout", "stderr"))
     elif kind == "mcp_tool_call_end":
-        rollout.side(MCP_RESULT_EVENT).add(json_chars(event.get("result")))
+        rollout.side(MCP_RESULT_EVENT).add(text_chars(event.get("result")))
 
 
 def _add_text_fields(copy: SideChannelCopy, holder: dict, names: tuple[str, ...]) -> None:
-    copy.add(sum(json_chars(holder[name]) for name in names if isinstance(holder.get(name), str)))
+    copy.add(sum(text_chars(holder[name]) for name in names if isinstance(holder.get(name), str)))
