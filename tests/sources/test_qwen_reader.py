@@ -296,3 +296,12 @@ def test_ui_history_names_tools_as_qwen_shows_them() -> None:
     displays = [tool["resultDisplay"] for item in session.ui_history if item["type"] == "tool_group" for tool in item["tools"]]
     assert all(d is not None for d in displays)
     assert len(displays) == session.side_channel["ui-display"].count
+
+
+def test_sniff_claims_qwen_recordings_only() -> None:
+    from doctor.sources.registry import read_head
+
+    recordings = RECORDINGS.parent
+    for path in sorted(recordings.glob("*/*/*.json*")):
+        claimed = qwen.sniff(path, read_head(path))
+        assert claimed == (path.parent.parent.name == "qwen" and path.name == "session.jsonl"), path
