@@ -21,6 +21,7 @@ from doctor.core.retention import (
     RetentionTotals,
     measure_tool_results,
     qwen_retention_totals,
+    totals_of,
 )
 from doctor.core.sentinels import LAYERS
 from doctor.core.ui_history import UiScan, scan_ui_history
@@ -126,15 +127,20 @@ def analyze_tool_result_retention(
 ) -> RetentionAnalysis:
     """Qwen's `toolResultRetention` for `history` (and `ui_history`), with per-result rows.
 
+    A list (a live host's history) is read by reference: a fixed prefix, since a
+    host thread may append meanwhile, through the fast port of Qwen's loop. Any
+    other iterable (a reader streaming a recording) is consumed once and its
+    totals summed from the rows, so no Content outlives its own measurement.
     Raises RetentionUnavailable where Qwen's analyzer would throw.
     """
     budgets = budgets or BudgetRegistry()
     if isinstance(history, Sequence):
-        # Read a fixed prefix: a host thread may append while we analyse.
-        history = islice(history, len(history))
-    history = list(history)  # both passes must see the same Contents
-    results = tuple(measure_tool_results(history, budgets, image_token_estimate=image_token_estimate))
-    totals = _qwen_totals(history, budgets, image_token_estimate)
+        prefix = list(islice(history, len(history)))  # references only, not payloads
+        results = tuple(measure_tool_results(prefix, budgets, image_token_estimate=image_token_estimate))
+        totals = _qwen_totals(prefix, budgets, image_token_estimate)
+    else:
+        results = tuple(measure_tool_results(history, budgets, image_token_estimate=image_token_estimate))
+        totals = totals_of(results)
     ui = scan_ui_history(ui_history, budgets) if ui_history is not None else None
     return RetentionAnalysis(
         stats=_stats(totals, budgets.limits.threshold, ui),

@@ -39,6 +39,8 @@ def present_path(path: str | os.PathLike | None, style: str = "short") -> str | 
     if style == "hash":
         suffix = Path(text).suffix
         return f"sha256:{hashlib.sha256(text.encode('utf-8', 'surrogatepass')).hexdigest()[:16]}{suffix}"
+    if not os.path.isabs(text):
+        return text  # relative to where the user stands: reveals nothing more
     home = str(Path.home())
     if home != "/" and text.startswith(home + os.sep):
         text = "~" + text[len(home) :]

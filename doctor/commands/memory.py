@@ -1,0 +1,218 @@
+"""`doctor memory [PATH]`: what a session keeps in its history, what it costs, where big outputs went.
+
+On a terminal with no format flag it opens the TUI; otherwise it prints a report
+(text, JSON, Markdown or HTML). `--check` turns the regression alarm and the spill
+audit into an exit code. Exit codes: see `doctor.exitcodes`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+from doctor import exitcodes
+from doctor.assemble import ReportOptions, report_for_session
+from doctor.core.budgets import parse_budget_value, parse_tool_budget_overrides
+from doctor.core.settings import SettingsError
+from doctor.report.model import PATH_STYLES, MemoryReport
+from doctor.report.render import FORMATS, render
+from doctor.sources.base import LoadedSession, SourceError
+from doctor.spill import audit
+
+FAIL_ON_CHOICES = ("oversized", "integrity", "privacy", "missing", "budget", "any")
+DEFAULT_FAIL_ON = ("oversized", "integrity", "privacy")
+# Spill-audit finding kinds behind each --fail-on category.
+FAIL_ON_FINDINGS = {
+    "integrity": {audit.DIGEST_MISMATCH, audit.SIZE_MISMATCH, audit.PREVIEW_MISMATCH},
+    "privacy": {audit.PERMISSIONS, audit.OUTSIDE_ROOT},
+    "missing": {audit.MISSING, audit.NOT_PERSISTED, audit.UNREADABLE, audit.NOT_REGULAR},
+    "budget": {audit.OVER_FILE_CAP, audit.OVER_SESSION_BUDGET},
+}
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "memory",
+        help="tool-result retention of a session (Qwen Code's /doctor memory, and more)",
+        description=__doc__.splitlines()[0],
+    )
+    parser.add_argument("path", nargs="?", type=Path, metavar="PATH",
+                        help="session file (default: the newest session of the current directory)")
+    output = parser.add_argument_group("output")
+    output.add_argument("--json", dest="format", action="store_const", const="json", help="same as --format json")
+    output.add_argument("--format", choices=FORMATS, help="print a report in this format instead of opening the TUI")
+    output.add_argument("--no-tui", action="store_true", help="print the text report even on a terminal")
+    output.add_argument("--output", "-o", type=Path, metavar="FILE", help="write the report to FILE (mode 0600)")
+    output.add_argument("--top", type=_positive_int, default=10, metavar="N", help="largest results to list (10)")
+    output.add_argument("--paths", choices=PATH_STYLES, default="short",
+                        help="how paths appear in reports: short (default), full, or hash")
+    output.add_argument("--include-previews", action="store_true",
+                        help="add bounded previews of the largest results, obvious secrets masked")
+    source = parser.add_argument_group("which session")
+    source.add_argument("--agent", help="qwen, claude, codex, gemini or dump: skip format sniffing")
+    source.add_argument("--session", metavar="ID", help="open the session with this id (with --agent)")
+    source.add_argument("--spill-root", dest="spill_roots", action="append", type=Path, default=[], metavar="DIR",
+                        help="where spill files live when the session was copied from another machine")
+    budgets = parser.add_argument_group("budgets")
+    budgets.add_argument("--threshold", type=_budget, metavar="N",
+                         help="tools.truncateToolOutputThreshold to assume (≤ 0 disables)")
+    budgets.add_argument("--tool-budget", dest="tool_budgets", action="append", default=[], metavar="NAME=N",
+                         help="override one tool's budget (repeatable; N may be inf)")
+    budgets.add_argument("--settings", dest="settings_files", action="append", type=Path, default=[],
+                         metavar="FILE", help="extra Qwen settings.json, applied last (repeatable)")
+    check = parser.add_argument_group("checks")
+    check.add_argument("--check", action="store_true", help="exit 1 when the alarm fires or the audit finds a problem")
+    check.add_argument("--fail-on", default=",".join(DEFAULT_FAIL_ON), metavar="LIST",
+                       help=f"what --check fails on: comma-separated from {', '.join(FAIL_ON_CHOICES)}")
+    process = parser.add_argument_group("process memory")
+    process.add_argument("--self", dest="self_process", action="store_true",
+                         help="add doctor's own Python process diagnostics")
+    process.add_argument("--sample", action="store_true", help="three process samples one second apart")
+    process.add_argument("--snapshot", action="store_true", help="write a tracemalloc snapshot (may hold sensitive data)")
+    process.add_argument("--deep", action="store_true", help="deep size of the history with pympler (slow)")
+    process.add_argument("--compare", nargs=2, type=Path, metavar=("A", "B"), help="diff two tracemalloc snapshots")
+    parser.set_defaults(handler=run)
+
+
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError("must be a positive integer")
+    return value
+
+
+def _budget(text: str) -> float:
+    try:
+        return parse_budget_value(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+
+
+def _fail(message: str, code: int = exitcodes.USAGE_OR_INPUT) -> int:
+    print(f"doctor memory: {message}", file=sys.stderr)
+    return code
+
+
+def _fail_on(text: str) -> set[str]:
+    chosen = {item.strip() for item in text.split(",") if item.strip()}
+    unknown = chosen - set(FAIL_ON_CHOICES)
+    if unknown:
+        raise ValueError(f"--fail-on: unknown {', '.join(sorted(unknown))} (choose from {', '.join(FAIL_ON_CHOICES)})")
+    return set(FAIL_ON_CHOICES) - {"any"} if "any" in chosen else chosen
+
+
+def run(args) -> int:
+    if args.compare:
+        from doctor.commands.memory_process import compare_snapshots_command
+
+        return compare_snapshots_command(*args.compare)
+    try:
+        fail_on = _fail_on(args.fail_on)
+        overrides = parse_tool_budget_overrides(args.tool_budgets)
+    except ValueError as exc:
+        return _fail(str(exc))
+    try:
+        session = _open(args)
+    except SourceError as exc:
+        return _fail(str(exc))
+    options = ReportOptions(
+        settings_files=tuple(args.settings_files),
+        threshold=args.threshold,
+        tool_budgets=overrides,
+        top=args.top,
+        path_style=args.paths,
+    )
+    try:
+        report = _build(session, options, args)
+    except SettingsError as exc:
+        return _fail(str(exc))
+    if _wants_tui(args):
+        from doctor.tui import run_memory_app
+
+        run_memory_app(report, session=session, options=options)
+        return _exit_code(report, args, fail_on)
+    text = render(report, args.format or "text", include_previews=args.include_previews, session=session)
+    if args.output:
+        _write_private(args.output, text)
+    else:
+        sys.stdout.write(text)
+    return _exit_code(report, args, fail_on)
+
+
+def _open(args) -> LoadedSession:
+    from doctor.sources.registry import open_session
+
+    if args.path is not None:
+        return open_session(args.path, agent=args.agent)
+    from doctor.sources.discovery import find_sessions, newest_for_cwd
+
+    if args.session:
+        matches = [ref for ref in find_sessions(agent=args.agent) if ref.session_id == args.session]
+        if not matches:
+            raise SourceError(args.session, "no session with this id" + (f" for {args.agent}" if args.agent else ""))
+        return open_session(matches[0].path, agent=args.agent)
+    ref = newest_for_cwd(Path.cwd())
+    if ref is None:
+        raise SourceError(Path.cwd(), "no agent session found for this directory; pass a PATH (see `doctor sessions`)")
+    return open_session(ref.path)
+
+
+def _build(session: LoadedSession, options: ReportOptions, args) -> MemoryReport:
+    from doctor.spill.audit import audit_spill
+    from doctor.spill.pointers import pointers_for
+    from doctor.spill.resolve import SpillLocator
+
+    report = report_for_session(session, options, process=_process(args, session))
+    locator = SpillLocator(session.path, spill_roots=args.spill_roots, session_roots=session.spill_roots)
+    return replace(report, spill=audit_spill(session, pointers_for(session, report.retention), locator))
+
+
+def _process(args, session: LoadedSession):
+    if not (args.self_process or args.sample or args.snapshot or args.deep):
+        return None
+    from doctor.commands.memory_process import collect_for_command
+
+    return collect_for_command(args, session)
+
+
+def _wants_tui(args) -> bool:
+    if args.format or args.no_tui or args.output or args.check:
+        return False
+    if not (sys.stdout.isatty() and sys.stdin.isatty()):
+        return False
+    try:
+        import doctor.tui.app  # noqa: F401
+    except ModuleNotFoundError:
+        return False
+    return True
+
+
+def _write_private(path: Path, text: str) -> None:
+    """Report files may name paths and tools: create them 0600, never widen an existing file."""
+    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
+        handle.write(text)
+    os.chmod(path, 0o600)
+
+
+def _exit_code(report: MemoryReport, args, fail_on: set[str]) -> int:
+    if args.check and _check_failures(report, fail_on):
+        return exitcodes.FINDINGS
+    if any(issue.severity == "warning" for issue in report.issues):
+        return exitcodes.PARTIAL_INPUT
+    return exitcodes.OK
+
+
+def _check_failures(report: MemoryReport, fail_on: set[str]) -> list[str]:
+    """Why --check fails, one entry per reason (empty when it passes)."""
+    reasons = []
+    if "oversized" in fail_on and report.qwen_stats and report.qwen_stats.oversized_result_count > 0:
+        reasons.append("oversized")
+    if report.spill is not None:
+        kinds = {finding.kind for finding in report.spill.findings if finding.severity != audit.INFO}
+        reasons.extend(category for category in sorted(fail_on & FAIL_ON_FINDINGS.keys())
+                       if kinds & FAIL_ON_FINDINGS[category])
+    return reasons
