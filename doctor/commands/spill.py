@@ -20,6 +20,7 @@ from pathlib import Path
 from doctor import exitcodes
 from doctor.core.analysis import analyze_tool_result_retention
 from doctor.core.retention import RetentionUnavailable
+from doctor.report.inert import inert
 from doctor.sources.base import LoadedSession, SourceError
 from doctor.sources.registry import open_session
 from doctor.spill.audit import audit_spill
@@ -31,9 +32,7 @@ from doctor.spill.resolve import SpillLocator, agent_root, is_within
 DEFAULT_LIMIT = 2000
 # One tool output is often a single huge line: show its start, say how much was left out.
 MAX_LINE_CHARS = 16_384
-_ESCAPE_SEQUENCE = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-Z\\-_])")
-# C0 and C1 controls (tab kept), DEL, and bidirectional overrides that reorder what is shown.
-_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
 
 
 def register(subparsers) -> None:
@@ -118,8 +117,8 @@ def run_list(args) -> int:
     for r in resolutions:
         where = "missing" if not r.exists else f"{r.found}{' (remapped)' if r.remapped else ''}"
         ordinal = "-" if r.pointer.ordinal is None else str(r.pointer.ordinal)
-        print(f"  #{ordinal:>4} {r.pointer.kind:<22} {r.pointer.tool or '?':<18} {_inert(r.pointer.written)}")
-        print(f"        -> {_inert(where)}")
+        print(f"  #{ordinal:>4} {r.pointer.kind:<22} {r.pointer.tool or '?':<18} {inert(r.pointer.written)}")
+        print(f"        -> {inert(where)}")
     return exitcodes.OK
 
 
@@ -135,7 +134,7 @@ def run_verify(args) -> int:
         print(report.summary_line())
         for finding in report.findings:
             target = finding.path or (finding.pointer.written if finding.pointer else "")
-            print(f"  {finding.severity:<7} {finding.kind:<20} {_inert(target)}: {_inert(finding.message)}")
+            print(f"  {finding.severity:<7} {finding.kind:<20} {inert(target)}: {inert(finding.message)}")
     return exitcodes.OK if report.ok else exitcodes.FINDINGS
 
 
@@ -157,9 +156,9 @@ def run_show(args) -> int:
     try:
         for number, line in _lines(real, args.offset, None if pattern else args.limit):
             if pattern is None:
-                print(_inert(line))
+                print(inert(line))
             elif pattern.search(line):
-                print(f"{number}: {_inert(line)}")
+                print(f"{number}: {inert(line)}")
     except SpillFileError as exc:
         print(f"doctor: {path}: {exc.reason}", file=sys.stderr)
         return exitcodes.USAGE_OR_INPUT
@@ -209,8 +208,3 @@ def _read_line(fd: int, start: int, size: int) -> tuple[str, int]:
     left_out = next_start - start - len(text.encode("utf-8"))
     return f"{text}… [{left_out:,} more bytes on this line]", next_start
 
-
-def _inert(text: str) -> str:
-    """Terminal-safe: escape sequences removed, other controls shown as `\\xNN` / `\\uNNNN`."""
-    text = _ESCAPE_SEQUENCE.sub("", text)
-    return _UNSAFE.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100 else f"\\u{ord(m.group()):04x}", text)

@@ -1,0 +1,36 @@
+"""Make untrusted text safe to print: the one sanitizer for every face of doctor.
+
+Tool output, tool names, file names and error messages all come from files an
+agent wrote, and may hold ANSI escapes (colour, cursor moves, terminal title or
+clipboard writes via OSC), other control characters, or bidirectional overrides
+that reorder what a reader sees. Printed as-is they could repaint a terminal or
+hide text in a pasted report. `inert` removes escape sequences and shows every
+other control character as a visible `\\xNN` / `\\uNNNN` escape. Rich markup
+needs nothing here: the reports never pass text through a markup parser.
+"""
+
+from __future__ import annotations
+
+import re
+
+# CSI (ESC [ … final), OSC (ESC ] … BEL or ST), and two-character escapes.
+ESCAPE_SEQUENCE = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-Z\\-_])")
+# C0 and C1 controls (tab and newline kept), DEL, and bidirectional overrides.
+UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def _visible(match: re.Match) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def inert(text: str) -> str:
+    """Terminal-safe text: escape sequences removed, other controls shown as escapes; newlines kept."""
+    return UNSAFE.sub(_visible, ESCAPE_SEQUENCE.sub("", text))
+
+
+def inert_line(text: object) -> str:
+    """`inert`, on one line: for table cells, names and messages (None prints as empty)."""
+    if text is None:
+        return ""
+    return inert(str(text)).replace("\n", "\\n").replace("\t", " ")
