@@ -128,6 +128,7 @@ def setup_persist_gate(w):
 def sc_persist_gate(name):
     w = w_of(name)
     return {
+        "extra_notes": "Observed with 0.24.4: only the glob result is gated (stub of ~1860 chars, 61 KB file in tool-results/). grep_search never reaches the 28000 gate with default settings: its in-tool cap (global threshold 25000 on the match text) keeps the text at ~25100 chars, so the scheduler cuts it to its 20000 budget instead ('Tool output was too large' header + grep_search_<hex>.output spill, ~20490 chars). read_file pages itself ('Showing lines 1-207 of 3001 total lines.', ~25060 chars).",
         "notes": "Persistence gate (28000): glob over 150 files with ~630-char paths (glob lists 100) -> "
                  "'<persisted-output>' stub + tmp/tool-results/<callId>.txt. grep_search over 4000 matching lines "
                  "(grep caps at 1000 matches / 25000 chars, then the scheduler's 20000 budget). read_file of a "
@@ -144,6 +145,7 @@ def sc_persist_gate(name):
 def sc_batch_budget(name):
     sizes = [22000, 24000, 26000, 27000, 27000, 28000, 29000, 29500]
     return {
+        "extra_notes": 'Observed: the two smallest (22145, 24145 chars) are kept, the other six become 25619, 25619, 25618 x4 chars (same as facts section e); six tool-results/<callId>.txt files hold the full texts.',
         "notes": "Batch budget (200000): eight parallel shell commands, each under the shell's own 30000 budget, "
                  "%s chars of payload; the batch total exceeds 200000 so the largest ones are rewritten to "
                  "'Tool output truncated. Persisted tool-output artifact: ...' with tmp/tool-results/<callId>.txt."
@@ -157,6 +159,7 @@ def sc_batch_budget(name):
 def sc_errors(name):
     w = w_of(name)
     return {
+        "extra_notes": 'Observed: the shell failure (exit 3) is recorded as response.error (not output). Unknown tool (40000-char name, 40155-char error) and invalid grep regex (41046-char error) are NOT persisted by the gate: these are pre-execution (registry/validation) errors, kept whole in response.error and resultDisplay is cut to 32000. The grep one is oversized (41046 > 2x20000+500); the unknown tool falls back to the threshold (50500) and is not. read_file of a missing file with a ~40000-char path IS persisted: response.error holds a <persisted-output> stub (~2480 chars) and tmp/tool-results/<callId>.txt the full message. glob with a missing dir reports the path error before looking at the 40000-char pattern (252 chars). tool_call/edit not used.',
         "notes": "Error results: failing shell command (exit 3, stderr), list_directory (disabled by default -> "
                  "tool_not_registered error), an unknown tool name, read_file of a missing file, and attempts at "
                  "very long error messages: an unknown tool whose name is 40000 chars, grep_search with an "
@@ -214,6 +217,7 @@ def sc_images(name):
     img900 = {"model": {"generationConfig": {"modalities": {"image": True}},
                         "chatCompression": {"imageTokenEstimate": 900}}}
     return {
+        "extra_notes": "Observed: the recorded functionResponse has response.output = 'Image overview: 16x16; oriented source: 16x16. ...' (184 chars) and parts[0].inlineData re-encoded as image/jpeg. 6648 = 184 + 1600*4 + 64; with QWEN_IMAGE_TOKEN_ESTIMATE=2.5: 184 + 10 + 64 = 258; with settings model.chatCompression.imageTokenEstimate=900: 184 + 3600 + 64 = 3848, so that settings key is honoured by 0.24.4.",
         "notes": "read_file of a 16x16 PNG with model.generationConfig.modalities.image=true -> functionResponse with "
                  "nested parts[].inlineData (estimated as imageTokenEstimate x 4 chars). expected.json: default 1600; "
                  "expected.estimate-2.5.json: env QWEN_IMAGE_TOKEN_ESTIMATE=2.5; expected.settings-900.json: "
@@ -257,6 +261,7 @@ def setup_unicode(w):
 def sc_unicode(name):
     port = name_port(name) + 100
     return {
+        "extra_notes": "Observed: the single-line outputs (emoji-even/odd) keep only the 'Command:' line as head and the tail starts with '...' inside the emoji line; no lone surrogate there. The multi-line lines0/lines1/lines3 outputs DO contain lone surrogates (a high surrogate at the head cut and a low surrogate at the tail cut, written by Node as \\\\udXXX escapes in the jsonl). web_fetch of the local page (187579 bytes) was summarized through a no-tools side request that fake_llm answers with 'ok', so its result is a short 104-char text, not the raw page; no <persisted-output> for it.",
         "notes": "CJK + emoji (astral) shell outputs over the 30000 shell budget, truncated in-tool with plain "
                  "slice so a surrogate pair can be split (two single-line variants of opposite parity + a multi-line "
                  "mixed one); plus web_fetch of a local CJK/emoji page served by python3 -m http.server on 127.0.0.1.",
@@ -275,6 +280,7 @@ LONE = re.compile(r"\\ud[89ab][0-9a-f]{2}(?!\\ud[c-f])|(?<![0-9a-f]{2})\\ud[c-f]
 
 def sc_orphaned(name):
     return {
+        "extra_notes": 'Observed: both calls of the killed batch get a synthesized error of 141 chars (counted 205 each), so toolResultCount is 3.',
         "notes": "A normal batch, then a batch of a long-running shell call (python sleep 60) and a quick one; the "
                  "qwen process is SIGKILLed while the batch runs, so the recording has two functionCalls without "
                  "results. On resume Qwen synthesizes error responses (ORPHAN_TOOL_USE_REPAIR_REASON) that count.",
@@ -295,6 +301,7 @@ def setup_multi(w):
 def sc_multi_turn(name):
     w = w_of(name)
     return {
+        "extra_notes": "Observed: `edit` fails ('has not been read in this session') because the file was written, not read, first; grep_search on a file path fails ('Path is not a directory'); both are error results. `ls -la` output contains timestamps (not byte-reproducible). The shell sometimes records 'Output: (empty)' for fast commands here; record.py retries until no shell result says so.",
         "notes": "Three user turns (-p, then --resume <id> -p twice) with 25+ results of shell, glob, grep_search, "
                  "read_file, write_file, edit; one in-tool shell truncation (seq 1 100000) in turn 1.",
         "setup": setup_multi,
@@ -326,6 +333,84 @@ def sc_multi_turn(name):
     }
 
 
+def sc_ui_history(name):
+    w = w_of(name)
+    t10k = {"tools": {"truncateToolOutputThreshold": 10000}}
+    return {
+        "notes": "largeOutputsInUIHistory is only computed in the interactive TUI (ui.history is [] under -p). "
+                 "Results whose recorded resultDisplay is large: shell `seq 1 200000` and a 45000-char single line "
+                 "(shell_result .text compacted to ~32000), an unknown 40000-char tool name and an invalid "
+                 "40000-char grep regex (error resultDisplay strings compacted to 32000). With default settings no "
+                 "display can exceed 2x budget (shell 30000 / threshold 25000 / grep 20000), so the TUI answer is 0; "
+                 "with tools.truncateToolOutputThreshold=10000 in effect for the doctor run (shell budget becomes "
+                 "10000 too), the shell displays and the unknown-tool error display exceed 20000. "
+                 "expected.json / expected.threshold-10000.json: -p answers; expected.tui.json / "
+                 "expected.tui.threshold-10000.json: TUI answers (`--resume <id>` in tmux, typing "
+                 "`/doctor memory --json`; only toolResultRetention is parsed from the pane, the wrapped "
+                 "memory fields are not reliable there). The TUI appends slash_command records and a "
+                 "<id>.runtime.json; it ran on a restored copy (session.jsonl is the pre-doctor file).",
+        "steps": [[sh("seq 1 200000", "big"), sh("python3 -c \"print('u' * 45000)\"", "line"),
+                   tool("t" * 40000, foo="bar"), tool("grep_search", pattern="(" + "a" * 40000, path=w)],
+                  "All done."],
+        "doctor": [("expected.json", None, {}),
+                   ("expected.threshold-10000.json", t10k, {}),
+                   ("expected.tui.json", None, {}, "tui"),
+                   ("expected.tui.threshold-10000.json", t10k, {}, "tui")],
+        "check": lambda s: need(s, ["Tool output was too large and has been truncated", "uuuuuuuuuuuuuuuuuu"]),
+    }
+
+
+def setup_compress(w):
+    make_big_text(os.path.join(w, "notes.txt"), lines=300, width=80)
+
+
+def sc_compress_fast(name):
+    w = w_of(name)
+    return {
+        "notes": "A chat_compression record written by `/compress-fast` (rule-based compaction: microcompaction "
+                 "force-clears old tool results keeping the recent 5, thoughts stripped; no model call), run "
+                 "non-interactively with `--resume <id> -p /compress-fast --chat-recording` between two model "
+                 "turns. Its systemPayload.compressedHistory holds the earlier results (old ones as "
+                 "'[Old tool result content cleared]'); the history is replaced by it on resume, then the third "
+                 "turn's results follow. (The LLM `/compress` cannot succeed against fake_llm.py: it always reports "
+                 "usage prompt_tokens=10, so the compression is rejected as COMPRESSION_FAILED_INFLATED_TOKEN_COUNT, "
+                 "'Compression was not beneficial for this history size.')",
+        "setup": setup_compress,
+        "turns": ["turn one", "/compress-fast", "turn three"],
+        "steps": [
+            [sh("seq 1 100000", "a"), sh("seq 1 30", "b"), tool("read_file", file_path=w + "/notes.txt"),
+             tool("glob", pattern="*.txt")],
+            [sh("python3 -c \"print('c' * 8000)\"", "c"), sh("seq 100 140", "d"),
+             tool("grep_search", pattern="line 001", path=w)],
+            [sh("python3 -c \"print('e' * 3000)\"", "e")],
+            "turn one done",
+            [sh("seq 1 7", "f"), tool("read_file", file_path=w + "/notes.txt", offset=0, limit=5)],
+            "turn three done",
+        ],
+        "check": lambda s: need(s, ['"subtype":"chat_compression"', "Tool output was too large"]),
+    }
+
+
+def sc_rewind(name):
+    return {
+        "notes": "Rewind: turn one (seq 1 3), turn two (seq 1 100000, truncated in-tool, + a 6000-char print), then "
+                 "the interactive TUI rewinds to before turn two (double Esc, newest turn, 'Restore conversation "
+                 "only') -> a system/rewind record whose parentUuid is turn one's last record; then turn three "
+                 "(seq 5 9 + 3000-char print) is appended by `--resume <id> -p`. Turn two's results are a dead "
+                 "branch and must not be counted. expected.json: -p doctor; expected.tui.json: TUI doctor "
+                 "(ui.history is built from the active chain); expected.tui.threshold-10000.json: TUI doctor with "
+                 "threshold 10000 (shell budget 10000): the dead branch's seq display (~32000) would count if it "
+                 "were (wrongly) included.",
+        "turns": ["turn one", "turn two", tui_rewind_last_turn, "turn three"],
+        "steps": [[sh("seq 1 3", "a")], "turn one done",
+                  [sh("seq 1 100000", "b"), sh("python3 -c \"print('r' * 6000)\"", "b2")], "turn two done",
+                  [sh("seq 5 9", "c"), sh("python3 -c \"print('s' * 3000)\"", "c2")], "turn three done"],
+        "doctor": [("expected.json", None, {}), ("expected.tui.json", None, {}, "tui"),
+                   ("expected.tui.threshold-10000.json", {"tools": {"truncateToolOutputThreshold": 10000}}, {}, "tui")],
+        "check": lambda s: need(s, ['"subtype":"rewind"', "turn three done", "Tool output was too large"]),
+    }
+
+
 SCENARIOS = {
     "shell-truncation": sc_shell_truncation,
     "persist-gate": sc_persist_gate,
@@ -336,11 +421,14 @@ SCENARIOS = {
     "unicode": sc_unicode,
     "orphaned": sc_orphaned,
     "multi-turn": sc_multi_turn,
+    "ui-history": sc_ui_history,
+    "compress-fast": sc_compress_fast,
+    "rewind": sc_rewind,
 }
 
 
 def name_port(name):
-    order = list(SCENARIOS) + ["ui-history", "rewind-compress"]
+    order = list(SCENARIOS)
     return BASE_PORT + order.index(name)
 
 
@@ -483,6 +571,118 @@ def run_doctor(home, w, port, sid, env_extra, log):
     return extract_json(r.stdout.decode("utf-8", "replace"))
 
 
+def tmux(*a, check=True):
+    return subprocess.run(["tmux"] + list(a), check=check, stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE).stdout.decode("utf-8", "replace")
+
+
+def pane(session):
+    return tmux("capture-pane", "-t", session, "-p", "-J", "-S", "-10000")
+
+
+def tui_start(name, home, w, port, sid, env_extra, base):
+    env = base_env(home, env_extra)
+    env["TERM"] = "xterm-256color"
+    launcher = os.path.join(base, "tui.sh")
+    keep = ["PATH", "HOME", "TERM", "LANG", "LC_ALL"] + list(env_extra)
+    with open(launcher, "w") as f:
+        f.write("#!/bin/sh\ncd %s || exit 1\nexec env -i %s %s\n" % (
+            shq(w), " ".join("%s=%s" % (k, shq(env[k])) for k in keep if k in env),
+            " ".join(shq(a) for a in cli_args(port) + ["--resume", sid])))
+    os.chmod(launcher, 0o755)
+    session = "qrec-%s-%d" % (name, os.getpid())
+    tmux("new-session", "-d", "-s", session, "-x", "220", "-y", "50", launcher)
+    return session
+
+
+def wait_pane(session, needle, timeout=90):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        text = pane(session)
+        if needle in text:
+            return text
+        time.sleep(0.5)
+    raise RuntimeError("TUI never showed %r:\n%s" % (needle, pane(session)[-3000:]))
+
+
+def tui_quit(session):
+    tmux("send-keys", "-t", session, "C-u")
+    tmux("send-keys", "-t", session, "-l", "/quit")
+    time.sleep(0.5)
+    tmux("send-keys", "-t", session, "Enter")
+    time.sleep(3)
+
+
+def tui_rewind_last_turn(name, home, w, port, sid, base):
+    """Interactive rewind (double Esc opens the dialog; the newest turn is preselected; then
+    'Restore conversation only').  Writes a system/rewind record that re-roots the chain."""
+    session = tui_start(name, home, w, port, sid, {}, base)
+    try:
+        wait_pane(session, "Type your message")
+        time.sleep(2)
+        tmux("send-keys", "-t", session, "Escape")
+        time.sleep(0.3)
+        tmux("send-keys", "-t", session, "Escape")
+        wait_pane(session, "Rewind Conversation (", 20)
+        time.sleep(1)
+        tmux("send-keys", "-t", session, "Enter")
+        wait_pane(session, "Restore conversation only", 20)
+        time.sleep(1)
+        tmux("send-keys", "-t", session, "Enter")
+        wait_pane(session, "Conversation rewound", 20)
+        time.sleep(1)
+        tui_quit(session)
+    finally:
+        tmux("kill-session", "-t", session, check=False)
+
+
+def run_doctor_tui(name, home, w, port, sid, env_extra, base):
+    """Resume the session in the interactive TUI (tmux), type `/doctor memory --json`, and parse the
+    toolResultRetention object from the pane.  The TUI appends records to the session: the caller
+    restores the chats dir afterwards."""
+    session = tui_start(name, home, w, port, sid, env_extra, base)
+    try:
+        deadline = time.time() + 90
+        while time.time() < deadline and "Type your message" not in pane(session):
+            time.sleep(0.5)
+        time.sleep(2)
+        tmux("send-keys", "-t", session, "-l", "/doctor memory --json")
+        time.sleep(1)
+        tmux("send-keys", "-t", session, "Enter")
+        deadline = time.time() + 90
+        text = ""
+        while time.time() < deadline:
+            text = pane(session)
+            if '"presentInCompressionInput"' in text:
+                time.sleep(1)
+                text = pane(session)
+                break
+            time.sleep(0.5)
+        # the TUI draws a scrollbar / frame column at the right edge: strip it from every line
+        clean = "\n".join(ln.rstrip().rstrip("\u2502\u2588\u2590\u258c\u2503\u2551\u2595 ").rstrip()
+                          for ln in text.split("\n"))
+        m = re.search(r'"toolResultRetention":\s*(\{[^{}]*\})', clean)
+        if not m:
+            raise RuntimeError("no toolResultRetention in TUI pane:\n" + text[-3000:])
+        try:
+            ans = {"toolResultRetention": json.loads(m.group(1))}
+        except ValueError:
+            raise RuntimeError("unparsable toolResultRetention in TUI pane: %r" % m.group(1))
+        for key in ("sessionId", "qwenVersion"):
+            mm = re.search(r'"%s":\s*"([^"]*)"' % key, clean)
+            if mm:
+                ans[key] = mm.group(1)
+        ans["_source"] = "parsed from the TUI pane; only these fields are captured"
+        tui_quit(session)
+        return ans, text
+    finally:
+        tmux("kill-session", "-t", session, check=False)
+
+
+def shq(s):
+    return "'" + s.replace("'", "'\\''") + "'"
+
+
 def file_modes(d):
     out = {}
     for root, dirs, files in os.walk(d):
@@ -526,6 +726,9 @@ def record_once(name, sc, attempt):
     try:
         sid = None
         for prompt in sc.get("turns", ["go"]):
+            if callable(prompt):
+                prompt(name, home, w, port, sid, base)
+                continue
             run_turn(sc, home, w, port, prompt, sid, log)
             sid = find_session(home, w)
         if sc.get("tui"):
@@ -552,22 +755,26 @@ def record_once(name, sc, attempt):
         doctor_runs = sc.get("doctor") or [("expected.json", "record", {})]
         doctor_meta = {}
         after = None
-        for fname, settings, env_extra in doctor_runs:
+        for run in doctor_runs:
+            fname, settings, env_extra = run[:3]
+            mode = run[3] if len(run) > 3 else "p"
             snapshot_dir(pre_chats, cdir)
             eff = sc.get("settings") if settings == "record" else settings
             set_settings(home, eff)
-            if sc.get("tui_doctor"):
-                ans = sc["tui_doctor"](sc, home, w, port, sid, env_extra, log)
+            if mode == "tui":
+                ans, pane = run_doctor_tui(name, home, w, port, sid, env_extra, base)
+                write(os.path.join(out, fname.replace(".json", ".pane.txt")), pane)
             else:
                 ans = run_doctor(home, w, port, sid, env_extra, log)
             write(os.path.join(out, fname), json.dumps(ans, indent=2, ensure_ascii=False) + "\n")
-            doctor_meta[fname] = {"settings": eff or {}, "env": env_extra}
+            doctor_meta[fname] = {"settings": eff or {}, "env": env_extra,
+                                  "mode": "interactive TUI (tmux)" if mode == "tui" else "-p"}
             if fname != "expected.json" and eff is not None and eff != sc.get("settings"):
                 write(os.path.join(out, fname.replace("expected", "settings", 1)),
                       json.dumps(eff, indent=2) + "\n")
             with open(jsonl, "rb") as f:
                 now = f.read()
-            if after is None and now != pre:
+            if after is None and now != pre and mode == "p":
                 after = now
             print("  [%s] %s: %s" % (name, fname, json.dumps(ans["toolResultRetention"])), flush=True)
         if after is not None:
@@ -576,6 +783,7 @@ def record_once(name, sc, attempt):
         set_settings(home, sc.get("settings"))
 
         first = doctor_meta.get("expected.json", next(iter(doctor_meta.values())))
+        extra_files = sorted(f for f in os.listdir(cdir) if f != sid + ".jsonl")
         meta = {
             "sessionId": sid,
             "cwd": w,
@@ -586,10 +794,12 @@ def record_once(name, sc, attempt):
             "recordingSettings": sc.get("settings") or {},
             "doctorSettings": first["settings"],
             "doctorRuns": doctor_meta,
-            "tmpFileModes": file_modes(tmpdir) if os.path.isdir(tmpdir) else {},
+            # modes of the pre-doctor copy (copy2 keeps them); the TUI later adds tmp/<hash>/logs.json
+            "tmpFileModes": file_modes(os.path.join(out, "tmp")) if os.path.isdir(os.path.join(out, "tmp")) else {},
             "qwenCli": QWEN_CLI,
             "qwenVersion": json.load(open(os.path.join(out, doctor_runs[0][0]))).get("qwenVersion"),
             "recordedAttempt": attempt,
+            "otherChatsFiles": extra_files,
             "notes": sc["notes"],
         }
         if sc.get("extra_notes"):
