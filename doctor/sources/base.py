@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import BinaryIO
 
 
 class SourceError(Exception):
@@ -22,6 +23,25 @@ class SourceError(Exception):
         self.line = line
         location = f"{path}:{line}" if line is not None else f"{path}"
         super().__init__(f"{location}: {message}")
+
+
+def os_error_reason(exc: OSError) -> str:
+    """A short reason for a failed open, the same wording wherever doctor opens a file."""
+    if isinstance(exc, IsADirectoryError):
+        return "is a directory, not a file"
+    if isinstance(exc, FileNotFoundError):
+        return "no such file"
+    if isinstance(exc, PermissionError):
+        return "permission denied"
+    return f"cannot read: {exc.strerror or exc}"
+
+
+def open_session_file(path: Path) -> BinaryIO:
+    """Open a session file read-only, turning OS errors into a SourceError naming it."""
+    try:
+        return open(path, "rb")
+    except OSError as exc:
+        raise SourceError(path, os_error_reason(exc)) from None
 
 
 class UnknownFormat(SourceError):

@@ -15,7 +15,7 @@ import re
 from pathlib import Path
 
 from doctor.sources import autobot
-from doctor.sources.base import LoadedSession, SourceError, SourceIssue
+from doctor.sources.base import LoadedSession, SourceError, SourceIssue, open_session_file
 from doctor.sources.dumps_dialects import ANTHROPIC, CONVERTERS, GEMINI_API, OPENAI, OPENAI_RESPONSES, detect_dialect
 from doctor.sources.jsonl import iter_json_lines, loads
 
@@ -63,12 +63,8 @@ def read(path: Path, dialect: str | None = None) -> LoadedSession:
 
 def _load(path: Path, issues: list[SourceIssue]) -> tuple[object, list]:
     """(request body or None, message list) from a JSON document or JSON Lines."""
-    try:
-        data = path.read_bytes()
-    except IsADirectoryError:
-        raise SourceError(path, "is a directory, not a session file") from None
-    except OSError as exc:
-        raise SourceError(path, f"cannot read: {exc.strerror or exc}") from None
+    with open_session_file(path) as handle:
+        data = handle.read()
     try:
         document = loads(data)
     except ValueError:

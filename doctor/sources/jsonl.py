@@ -17,7 +17,7 @@ from pathlib import Path
 
 import orjson
 
-from doctor.sources.base import SourceError, SourceIssue
+from doctor.sources.base import SourceIssue, open_session_file
 
 READ_CHUNK = 1 << 20
 
@@ -46,16 +46,7 @@ def iter_raw_lines(path: Path, *, start: int = 0) -> Iterator[tuple[int, int, by
     Lines are read in chunks so a file of any size streams; one very long line is
     held whole (it has to be, to parse it).
     """
-    try:
-        handle = open(path, "rb")
-    except IsADirectoryError:
-        raise SourceError(path, "is a directory, not a session file") from None
-    except FileNotFoundError:
-        raise SourceError(path, "no such file") from None
-    except PermissionError:
-        raise SourceError(path, "permission denied") from None
-    except OSError as exc:
-        raise SourceError(path, f"cannot read: {exc.strerror or exc}") from None
+    handle = open_session_file(path)
     with handle:
         handle.seek(start)
         number = 0

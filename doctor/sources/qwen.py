@@ -43,8 +43,6 @@ def sniff(path: Path, head: bytes) -> bool:
 
 def read(path: Path) -> LoadedSession:
     path = Path(path)
-    if path.is_dir():
-        raise SourceError(path, "is a directory, not a session file")
     index = build_index(path)
     if index.first_record is None:
         raise SourceError(path, "no Qwen records in this file")

@@ -10,7 +10,7 @@ from __future__ import annotations
 import importlib
 from pathlib import Path
 
-from doctor.sources.base import LoadedSession, SourceError, UnknownFormat
+from doctor.sources.base import LoadedSession, UnknownFormat, open_session_file
 
 # Order matters: specific formats before the generic message dumps.
 READER_MODULES = (
@@ -35,17 +35,8 @@ def available_readers() -> list:
 
 
 def read_head(path: Path) -> bytes:
-    try:
-        with open(path, "rb") as handle:
-            return handle.read(SNIFF_BYTES)
-    except IsADirectoryError:
-        raise SourceError(path, "is a directory, not a session file") from None
-    except FileNotFoundError:
-        raise SourceError(path, "no such file") from None
-    except PermissionError:
-        raise SourceError(path, "permission denied") from None
-    except OSError as exc:
-        raise SourceError(path, f"cannot read: {exc.strerror or exc}") from None
+    with open_session_file(path) as handle:
+        return handle.read(SNIFF_BYTES)
 
 
 def open_session(path: Path, agent: str | None = None) -> LoadedSession:

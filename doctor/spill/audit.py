@@ -16,7 +16,6 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from pathlib import Path
 
 from doctor.sources.base import LoadedSession
 from doctor.spill.digest import DigestCache, Digester, FileMeasure, Progress

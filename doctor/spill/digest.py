@@ -22,6 +22,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from doctor.sources.base import os_error_reason
 from doctor.spill.errors import SpillFileError
 
 CHUNK_BYTES = 1 << 20
@@ -63,12 +64,8 @@ def measure_file(path: str | os.PathLike[str], progress: Progress | None = None)
     name = os.fspath(path)
     try:
         fd = os.open(name, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0))
-    except FileNotFoundError:
-        raise SpillFileError(name, "no such file") from None
-    except PermissionError:
-        raise SpillFileError(name, "permission denied") from None
     except OSError as exc:
-        raise SpillFileError(name, f"cannot open: {exc.strerror or exc}") from None
+        raise SpillFileError(name, os_error_reason(exc)) from None
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
