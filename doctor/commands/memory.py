@@ -15,6 +15,7 @@ from pathlib import Path
 
 from doctor import exitcodes
 from doctor.assemble import ReportOptions, report_for_session
+from doctor.config import load_budget_overrides
 from doctor.core.budgets import parse_budget_value, parse_tool_budget_overrides
 from doctor.core.settings import SettingsError
 from doctor.report.model import PATH_STYLES, MemoryReport
@@ -111,7 +112,7 @@ def run(args) -> int:
         return compare_snapshots_command(*args.compare)
     try:
         fail_on = _fail_on(args.fail_on)
-        overrides = parse_tool_budget_overrides(args.tool_budgets)
+        overrides = {**load_budget_overrides(), **parse_tool_budget_overrides(args.tool_budgets)}
     except ValueError as exc:
         return _fail(str(exc))
     try:
