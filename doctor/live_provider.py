@@ -8,11 +8,10 @@ analysed; process diagnostics are those of the current process, the host.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from doctor.live import LiveSession
 from doctor.process import collect_process_diagnostics
 from doctor.report.model import MemoryReport
+from doctor.tui.provider import ProgressCallback, session_preview
 
 DEFAULT_REFRESH_SECONDS = 2.0
 
@@ -28,16 +27,23 @@ class LiveSessionProvider:
         self.last_report: MemoryReport | None = None
         self._seen: tuple[int, int] | None = None
 
-    def load(self, progress: Callable[..., object] | None = None) -> MemoryReport:
+    def load(self, progress: ProgressCallback | None = None) -> MemoryReport:
         if progress is not None:
-            progress("analysing the live history")
-        return self._report()
+            progress(None, "analysing the live history")
+        report = self._report()
+        if progress is not None:
+            progress(1.0, "ready")
+        return report
 
     def refresh(self) -> MemoryReport | None:
         """A new report, or None when nothing changed (the history, or the process if shown)."""
         if not self.process and self._signature() == self._seen:
             return None
         return self._report()
+
+    def preview(self, result) -> str | None:
+        """A bounded head of one result's output, read from the host's own objects."""
+        return session_preview(self.session, result)
 
     def _signature(self) -> tuple[int, int]:
         """Length and last Content's identity: enough to notice appends, replacements and truncation."""

@@ -10,6 +10,7 @@ iterated, so a recording of any size streams.
 from __future__ import annotations
 
 import hashlib
+from dataclasses import replace
 from pathlib import Path
 
 from doctor.core.settings import qwen_home
@@ -42,13 +43,16 @@ def sniff(path: Path, head: bytes) -> bool:
 
 
 def read(path: Path) -> LoadedSession:
-    path = Path(path)
-    index = build_index(path)
+    return session_from_index(build_index(Path(path)))
+
+
+def session_from_index(index: TranscriptIndex) -> LoadedSession:
+    """The session as pass 1 has seen it so far (`--follow` keeps extending the index)."""
+    path = index.path
     if index.first_record is None:
         raise SourceError(path, "no Qwen records in this file")
-    issues = index.issues
     chain, gap, cycle = index.walk_chain()
-    _report_chain(index, gap, cycle)
+    issues = [*index.issues, *_chain_issues(index, gap, cycle)]
     records = ChainRecords(index, chain)
 
     def report(message: str) -> None:
@@ -71,19 +75,20 @@ def read(path: Path) -> LoadedSession:
         started=first.get("timestamp") if isinstance(first.get("timestamp"), str) else None,
         meta={"chainRecords": len(chain), "historyGap": gap is not None},
     )
-    session.side_channel[index.ui_display.kind] = index.ui_display
+    session.side_channel[index.ui_display.kind] = replace(index.ui_display)  # the index keeps counting
     return session
 
 
-def _report_chain(index: TranscriptIndex, gap, cycle: str | None) -> None:
+def _chain_issues(index: TranscriptIndex, gap, cycle: str | None) -> list[SourceIssue]:
     path = index.path
+    issues = []
     if len(index.session_ids) > 1:
         ids = ", ".join(f"{sid} (from line {line})" for sid, line in index.session_ids.items())
-        index.issues.append(
+        issues.append(
             SourceIssue(path, None, f"records carry more than one sessionId ({ids}); Qwen 0.24.4 refuses to resume this file")
         )
     if gap is not None:
-        index.issues.append(
+        issues.append(
             SourceIssue(
                 path,
                 None,
@@ -92,7 +97,8 @@ def _report_chain(index: TranscriptIndex, gap, cycle: str | None) -> None:
             )
         )
     if cycle is not None:
-        index.issues.append(SourceIssue(path, None, f"the parent chain loops back to record {cycle}; the walk stops there"))
+        issues.append(SourceIssue(path, None, f"the parent chain loops back to record {cycle}; the walk stops there"))
+    return issues
 
 
 def spill_roots(path: Path, cwd: str | None) -> list[Path]:

@@ -180,7 +180,24 @@ def _kind_of(value: dict) -> int:
 def build_index(path: Path) -> TranscriptIndex:
     """Pass 1: every line parsed once, nothing but metadata kept."""
     index = TranscriptIndex(path)
-    for number, offset, raw, terminated in iter_raw_lines(path):
+    extend_index(index)
+    return index
+
+
+def extend_index(index: TranscriptIndex, start: int = 0, lines_before: int = 0, *, whole_lines_only: bool = False):
+    """Index the lines from byte `start` (line `lines_before` + 1) on; return (end offset, lines read).
+
+    `doctor memory --follow` calls it again from where it stopped when the agent
+    appends. With `whole_lines_only` a last line without its newline (the agent
+    is mid-write) is left for the next call instead of being reported torn.
+    """
+    path = index.path
+    end, lines = start, lines_before
+    for number, offset, raw, terminated in iter_raw_lines(path, start=start):
+        if whole_lines_only and not terminated:
+            break
+        number += lines_before
+        end, lines = offset + len(raw) + terminated, number
         stripped = raw.strip()
         if not stripped:
             continue
@@ -193,7 +210,7 @@ def build_index(path: Path) -> TranscriptIndex:
             if index.first_record is None:
                 index.first_record = value
             index.add(value, number, offset, position)
-    return index
+    return end, lines
 
 
 def _line_issue(path: Path, number: int, problem: str, terminated: bool, salvaged: int, size: int) -> SourceIssue:
