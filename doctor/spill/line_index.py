@@ -132,11 +132,14 @@ class LineIndex:
     def start(self) -> None:
         """Index in the background up to the size given so far."""
         with self._lock:
-            if self._thread is not None and self._thread.is_alive():
+            if self._thread is not None and not self._finished.is_set():
                 return
-            self._finished.clear()
-            self._thread = threading.Thread(target=self._run, name="doctor-line-index", daemon=True)
-            self._thread.start()
+            previous = self._thread
+        if previous is not None:
+            previous.join()
+        self._finished.clear()
+        self._thread = threading.Thread(target=self._run, name="doctor-line-index", daemon=True)
+        self._thread.start()
 
     def extend(self, size: int) -> None:
         """The file grew to ``size``: index the new tail too (follow mode)."""
@@ -144,9 +147,10 @@ class LineIndex:
             if size <= self._target:
                 return
             self._target = size
-            running = self._thread is not None and self._thread.is_alive() and not self._finished.is_set()
-        if not running:
-            self.start()
+            # A running scan re-reads the target under the lock before it stops.
+            if self._thread is not None and not self._finished.is_set():
+                return
+        self.start()
 
     def cancel(self) -> None:
         """Stop the scan and wait for the thread, so the descriptor can be closed safely."""
