@@ -348,7 +348,7 @@ class Pager:
             if len(chunk) > 8:
                 hex_part = hex_part[:23] + " " + hex_part[23:]
             text = "".join(chr(byte) if 0x20 <= byte < 0x7F else "." for byte in chunk)
-            rows.append(f"{offset_bytes + row_start:08x}  {hex_part:<49}  |{text}|")
+            rows.append(f"{offset_bytes + row_start:08x}  {hex_part:<48}  |{text}|")
         return rows
 
     # -- search ------------------------------------------------------------------
