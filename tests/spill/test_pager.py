@@ -171,7 +171,7 @@ def test_literal_search_forward_and_backward(tmp_path):
 
 
 def test_search_across_a_chunk_boundary(tmp_path):
-    filler = b"z" * (SEARCH_BLOCK - 3)
+    filler = b"z" * (SEARCH_BLOCK - 3 - len(b"head\n"))
     data = b"head\n" + filler + b"NEEDLE tail\n"  # the needle straddles the 4 MiB window edge
     with indexed(write(tmp_path, data)) as pager:
         assert pager.search("NEEDLE") == Match(1, len(filler), 6)
