@@ -9,45 +9,19 @@ This module imports neither rich nor textual.
 
 from __future__ import annotations
 
-import hashlib
 import math
-import os
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from doctor import __version__
 from doctor.core.analysis import RetentionAnalysis, ToolSummary
 from doctor.core.budgets import Budget
 from doctor.core.retention import ResultMeasure
+from doctor.report.advice import advise
+from doctor.report.audit_summary import presented_audit_json
+from doctor.report.paths import PATH_STYLES, present_path  # noqa: F401  (PATH_STYLES: public here too)
 
 SCHEMA_VERSION = 1
 DEFAULT_TOP = 10
-
-PATH_STYLES = ("short", "full", "hash")
-
-
-def present_path(path: str | os.PathLike | None, style: str = "short") -> str | None:
-    """A path as the user chose to show it: full, shortened (home as ~, last parts), or hashed.
-
-    Hashes keep the file name's extension so support can still tell kinds apart.
-    """
-    if path is None:
-        return None
-    text = os.fspath(path)
-    if style == "full":
-        return text
-    if style == "hash":
-        suffix = Path(text).suffix
-        return f"sha256:{hashlib.sha256(text.encode('utf-8', 'surrogatepass')).hexdigest()[:16]}{suffix}"
-    if not os.path.isabs(text):
-        return text  # relative to where the user stands: reveals nothing more
-    home = str(Path.home())
-    if home != "/" and text.startswith(home + os.sep):
-        text = "~" + text[len(home) :]
-    parts = Path(text).parts
-    if len(parts) > 4:
-        text = os.path.join(parts[0] if parts[0] in ("~", "/") else "…", "…", *parts[-2:])
-    return text
 
 
 def _number(value: float | None) -> float | int | None:
@@ -105,7 +79,7 @@ class MemoryReport:
         return self.retention.stats if self.retention is not None else None
 
     def to_json(self) -> dict:
-        """The `doctor memory --json` object."""
+        """The `doctor memory --json` object (documented by schema/memory-report.schema.json)."""
         data: dict = {
             "schemaVersion": SCHEMA_VERSION,
             "generator": {"name": "doctor", "version": __version__},
@@ -119,7 +93,7 @@ class MemoryReport:
             {"kind": copy.kind, "count": copy.count, "chars": copy.chars} for copy in self.side_channel
         ]
         if self.spill is not None:
-            data["spill"] = self.spill.to_json()
+            data["spill"] = presented_audit_json(self.spill.to_json(), self.path_style)
         if self.process is not None:
             data["process"] = self.process.to_dict()
         data["issues"] = [
@@ -127,6 +101,7 @@ class MemoryReport:
              "severity": issue.severity, "message": issue.message}
             for issue in self.issues
         ]
+        data["advice"] = [item.to_json() for item in advise(self)]
         return data
 
     def _source_json(self) -> dict:

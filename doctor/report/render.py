@@ -1,4 +1,8 @@
-"""Pick a renderer by format name; every renderer takes a MemoryReport and returns text."""
+"""Pick a renderer by format name; every renderer takes a MemoryReport (and previews) and returns text.
+
+Previews are the only payload text a report can carry: they are read back from
+the session here, once, and only when `include_previews` is asked for.
+"""
 
 from __future__ import annotations
 
@@ -9,24 +13,36 @@ from doctor.report.model import MemoryReport
 FORMATS = ("text", "json", "markdown", "html")
 
 
-def render_json(report: MemoryReport, **_options) -> str:
-    return json.dumps(report.to_json(), indent=2, ensure_ascii=False) + "\n"
+def render_json(report: MemoryReport, previews: dict | None = None) -> str:
+    data = report.to_json()
+    if previews is not None:
+        data["previews"] = [preview.to_json() for preview in previews.values()]
+    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
 
-def render(report: MemoryReport, fmt: str = "text", **options) -> str:
-    """`fmt` is one of FORMATS; options (e.g. include_previews) go to the renderer."""
+def _previews(report: MemoryReport, session) -> dict:
+    from doctor.report.previews import collect_previews
+
+    if report.retention is None:
+        return {}
+    return collect_previews(session, report.retention.largest(report.top))
+
+
+def render(report: MemoryReport, fmt: str = "text", *, include_previews: bool = False, session=None) -> str:
+    """`fmt` is one of FORMATS; `session` (a LoadedSession) is re-read for previews only."""
+    previews = _previews(report, session) if include_previews else None
     if fmt == "json":
-        return render_json(report, **options)
+        return render_json(report, previews)
     if fmt == "text":
         from doctor.report.text import render_text
 
-        return render_text(report, **options)
+        return render_text(report, previews)
     if fmt == "markdown":
         from doctor.report.markdown import render_markdown
 
-        return render_markdown(report, **options)
+        return render_markdown(report, previews)
     if fmt == "html":
         from doctor.report.html import render_html
 
-        return render_html(report, **options)
+        return render_html(report, previews)
     raise ValueError(f"unknown format {fmt!r} (choose from {', '.join(FORMATS)})")

@@ -1,46 +1,57 @@
 """The plain-text report: what `/doctor memory` prints and what a terminal shows without the TUI.
 
-Qwen's retention lines come first, unchanged, so they can be diffed against Qwen's
-own output; doctor's additions follow under their own headings.
+Qwen's retention lines come first after the heading, unchanged, so they can be
+diffed against Qwen's own output; doctor's sections follow under their titles,
+in Qwen's indentation style. Plain text is never passed through a markup parser,
+and every untrusted string was made inert when the sections were built.
 """
 
 from __future__ import annotations
 
-from doctor.report.model import MemoryReport, present_path
-from doctor.report.qwen_text import format_tool_result_retention
+import textwrap
+
+from doctor.report.model import MemoryReport
+from doctor.report.sections import Paragraph, Section, Table, Verbatim, build_sections, heading
+
+WIDTH = 100
+INDENT = "  "
 
 
-def _budget_text(chars: float) -> str:
-    return "∞" if chars == float("inf") else f"{int(chars):,}"
+def _table(table: Table) -> list[str]:
+    widths = [max(len(row[i]) for row in (table.columns, *table.rows)) for i in range(len(table.columns))]
+
+    def line(cells) -> str:
+        aligned = [cell.rjust(w) if i in table.numeric else cell.ljust(w) for i, (cell, w) in enumerate(zip(cells, widths))]
+        return (INDENT + "  ".join(aligned)).rstrip()
+
+    return [line(table.columns), *(line(row) for row in table.rows)]
 
 
-def render_text(report: MemoryReport, **_options) -> str:
-    lines: list[str] = []
-    source = report.source
-    where = present_path(source.path, report.path_style) if source.path else "live history"
-    lines.append(f"doctor memory — {source.agent} — {where}")
-    lines.append("")
-    if report.retention is None:
-        lines.append(report.retention_unavailable or "Tool result retention unavailable")
-    else:
-        lines.append(format_tool_result_retention(report.retention.stats))
-        lines.extend(_per_tool(report))
-    if report.issues:
-        lines.append("")
-        lines.append("Input problems")
-        lines.extend(f"  {issue}" for issue in report.issues)
-    return "\n".join(lines) + "\n"
+def _verbatim(block: Verbatim, titled: bool) -> list[str]:
+    if block.caption:
+        return [INDENT + block.caption, *(INDENT * 2 + line for line in block.lines)]
+    return [INDENT + line if titled else line for line in block.lines]
 
 
-def _per_tool(report: MemoryReport) -> list[str]:
-    summaries = report.retention.per_tool()
-    if not summaries:
-        return []
-    lines = ["", "By tool (chars as Qwen estimates them; tokens ≈ chars / 4)"]
-    lines.append(f"  {'tool':<28} {'results':>7} {'chars':>12} {'tokens':>9} {'largest':>10} {'oversized':>9} {'budget':>9}")
-    for summary in summaries:
-        lines.append(
-            f"  {summary.tool or '(no name)':<28.28} {summary.count:>7} {int(summary.chars):>12,} {summary.tokens:>9,}"
-            f" {int(summary.largest):>10,} {summary.oversized:>9} {_budget_text(summary.budget.chars):>9}"
-        )
+def _paragraph(block: Paragraph) -> list[str]:
+    return textwrap.wrap(block.text, WIDTH, initial_indent=INDENT, subsequent_indent=INDENT,
+                         break_long_words=False, break_on_hyphens=False) or [""]
+
+
+def _section(section: Section) -> list[str]:
+    lines = [section.title] if section.title else []
+    for block in section.blocks:
+        if isinstance(block, Table):
+            lines += _table(block)
+        elif isinstance(block, Verbatim):
+            lines += _verbatim(block, titled=section.title is not None)
+        else:
+            lines += _paragraph(block)
     return lines
+
+
+def render_text(report: MemoryReport, previews: dict | None = None) -> str:
+    lines = [heading(report)]
+    for section in build_sections(report, previews):
+        lines += ["", *_section(section)]
+    return "\n".join(lines) + "\n"

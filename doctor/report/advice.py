@@ -1,0 +1,210 @@
+"""What the figures mean and what to do next, shared by every face (text, Markdown, HTML, JSON, TUI).
+
+Each rule reads the report model and returns zero or more `Advice` items with a
+stable `topic`, so the TUI can highlight them, JSON consumers can match on them, and
+the text formats join them into one interpretation paragraph. No formatting
+library is imported here; messages are plain sentences, with names in backticks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from doctor.core.estimator import tokens_for_chars
+from doctor.report.audit_summary import category_counts, problem_kinds
+from doctor.report.figures import figure, plural
+from doctor.spill import audit
+
+WARNING = "warning"
+INFO = "info"
+
+# Results larger than this are worth a word when truncation is off (Qwen's default threshold).
+LARGE_RESULT_CHARS = 25_000
+# One tool holding this share of the retained chars is named as the main cost.
+DOMINANT_SHARE = 0.5
+# Side-channel copies below this many chars are not worth a sentence.
+SIDE_CHANNEL_NOTABLE_CHARS = 10_000
+
+
+@dataclass(frozen=True)
+class Advice:
+    topic: str
+    severity: str  # WARNING (something to act on) or INFO
+    message: str
+
+    def to_json(self) -> dict:
+        return {"topic": self.topic, "severity": self.severity, "message": self.message}
+
+
+def _code(name: str) -> str:
+    """A tool name in backticks; a backtick inside it would end the code span, so it becomes a quote."""
+    return f"`{(name or '(no name)').replace('`', chr(39))}`"
+
+
+def _verb(count: int, one: str, many: str) -> str:
+    return one if count == 1 else many
+
+
+def _tokens(chars: float) -> str:
+    return f"≈{figure(tokens_for_chars(chars))} tokens"
+
+
+def _retention_unavailable(report) -> list[Advice]:
+    if report.retention is not None:
+        return []
+    reason = report.retention_unavailable or "Tool result retention diagnostics unavailable"
+    return [Advice("retention-unavailable", WARNING,
+                   f"{reason.rstrip('.')}; Qwen would omit its retention section too. The other sections still apply.")]
+
+
+def _oversized(report) -> list[Advice]:
+    if report.retention is None:
+        return []
+    found = []
+    for summary in report.retention.per_tool():
+        if not summary.oversized:
+            continue
+        rows = [r for r in report.retention.results if r.tool == summary.tool and r.oversized]
+        kept = sum(r.chars for r in rows)
+        budget = summary.budget
+        origin = f" ({budget.detail})" if budget.detail else ""
+        verb, their = ("exceeds", "its") if summary.oversized == 1 else ("exceed", "their")
+        found.append(Advice("oversized", WARNING,
+                            f"{plural(summary.oversized, 'result')} from {_code(summary.tool)} {verb} 2× {their} "
+                            f"{figure(budget.chars)}-char budget{origin}, keeping {figure(kept)} chars "
+                            f"({_tokens(kept)}) in context on every later turn."))
+    if found:
+        found.append(Advice("oversized-next-step", WARNING,
+                            "Next: run /compress to reclaim that space now, and check that truncation was on "
+                            "(tools.truncateToolOutputThreshold > 0) when those results were produced; "
+                            "a result above 2× its budget means no truncation layer bounded it."))
+    return found
+
+
+def _truncation_disabled(report) -> list[Advice]:
+    if report.retention is None or report.settings.threshold != float("inf"):
+        return []
+    large = [r for r in report.retention.results if r.raw_chars > LARGE_RESULT_CHARS]
+    if not large:
+        return []
+    return [Advice("truncation-disabled", WARNING,
+                   f"Truncation is disabled (tools.truncateToolOutputThreshold ≤ 0): {plural(len(large), 'result')} "
+                   f"above {figure(LARGE_RESULT_CHARS)} chars stay whole in the history; set a positive threshold "
+                   "(25,000 is Qwen's default) to bound new ones.")]
+
+
+def _dominant_tool(report) -> list[Advice]:
+    if report.retention is None:
+        return []
+    summaries = report.retention.per_tool()
+    total = sum(s.chars for s in summaries)
+    if len(summaries) < 2 or total < SIDE_CHANNEL_NOTABLE_CHARS:
+        return []
+    top = summaries[0]
+    share = top.chars / total
+    if share < DOMINANT_SHARE:
+        return []
+    return [Advice("dominant-tool", INFO,
+                   f"{_code(top.tool)} accounts for {share:.0%} of retained tool output "
+                   f"({figure(top.chars)} chars, {_tokens(top.chars)}, over {plural(top.count, 'result')}).")]
+
+
+def _ui_history(report) -> list[Advice]:
+    stats = report.qwen_stats
+    if stats is None or stats.large_outputs_in_ui_history == 0:
+        return []
+    return [Advice("ui-history", WARNING,
+                   f"{plural(stats.large_outputs_in_ui_history, 'oversized output')} also rendered in the UI history "
+                   f"{_verb(stats.large_outputs_in_ui_history, 'is', 'are')} held a second time in memory, "
+                   "outside the model's context.")]
+
+
+def _side_channel(report) -> list[Advice]:
+    copies = [copy for copy in report.side_channel if copy.chars]
+    side = sum(copy.chars for copy in copies)
+    if side < SIDE_CHANNEL_NOTABLE_CHARS:
+        return []
+    kinds = ", ".join(copy.kind for copy in copies)
+    visible = report.qwen_stats.total_chars if report.qwen_stats else 0
+    compared = f", {side / visible:.1f}× the {figure(visible)} chars the model sees" if visible else ""
+    return [Advice("side-channel", INFO,
+                   f"The session file also keeps {figure(side)} chars of tool output outside the model's context "
+                   f"({kinds}){compared}; they cost disk and reader memory, not tokens.")]
+
+
+def _spill(report) -> list[Advice]:
+    if report.spill is None:
+        return []
+    counts = category_counts(report.spill)
+    kinds = problem_kinds(report.spill)
+    found = []
+    if counts["missing"]:
+        found.append(Advice("spill-missing", WARNING,
+                            f"{plural(counts['missing'], 'spill file')} the session points to cannot be read "
+                            "(missing, never written or unreadable): the model saw only the stub; if the session "
+                            "was copied from another machine, pass --spill-root DIR."))
+    if counts["integrity"]:
+        found.append(Advice("spill-integrity", WARNING,
+                            f"{plural(counts['integrity'], 'spill file')} no longer "
+                            f"{_verb(counts['integrity'], 'matches', 'match')} what the session declared "
+                            "(sha256, size or preview): changed after being written, not the original output."))
+    if kinds.get(audit.PERMISSIONS):
+        found.append(Advice("spill-permissions", WARNING,
+                            f"{plural(kinds[audit.PERMISSIONS], 'spill file')} can be read by other users: "
+                            "chmod 600 them (Qwen writes 0600)."))
+    if kinds.get(audit.OUTSIDE_ROOT):
+        found.append(Advice("spill-outside-root", WARNING,
+                            f"{plural(kinds[audit.OUTSIDE_ROOT], 'pointer')} "
+                            f"{_verb(kinds[audit.OUTSIDE_ROOT], 'resolves', 'resolve')} outside the agent's spill "
+                            "directories (not opened): check where they lead before using --allow-outside."))
+    if counts["budget"]:
+        found.append(Advice("spill-budget", WARNING,
+                            "Spill files exceed Qwen's limits (50 MiB per file, 500 MiB per session): "
+                            "remove spill directories of old sessions."))
+    return found
+
+
+def _input(report) -> list[Advice]:
+    skipped = [issue for issue in report.issues if issue.severity == "warning"]
+    if not skipped:
+        return []
+    return [Advice("input", WARNING,
+                   f"{plural(len(skipped), 'part')} of the input could not be read and "
+                   f"{_verb(len(skipped), 'was', 'were')} skipped "
+                   "(see Input problems): the figures cover the rest.")]
+
+
+def _process(report) -> list[Advice]:
+    process = report.process
+    if process is None or not process.analysis.risks:
+        return []
+    kinds = ", ".join(risk.type for risk in process.analysis.risks)
+    return [Advice("process", WARNING, f"Process memory: {kinds}. {process.analysis.recommendation}")]
+
+
+RULES: tuple[Callable[..., list[Advice]], ...] = (
+    _retention_unavailable, _oversized, _truncation_disabled, _dominant_tool, _ui_history,
+    _side_channel, _spill, _input, _process,
+)
+
+
+def _all_clear(report) -> Advice:
+    stats = report.qwen_stats
+    largest = "" if stats is None or not stats.tool_result_count else (
+        f" The largest result holds {figure(stats.largest_result_chars)} chars ({_tokens(stats.largest_result_chars)}).")
+    audited = "" if report.spill is None else " and the spill audit found no problem"
+    return Advice("clean", INFO, f"Nothing to act on: no result exceeds its budget{audited}.{largest}")
+
+
+def advise(report) -> list[Advice]:
+    """Every rule's findings, warnings first as the rules order them; an all-clear when none warns."""
+    items = [item for rule in RULES for item in rule(report)]
+    if not any(item.severity == WARNING for item in items):
+        items.insert(0, _all_clear(report))
+    return items
+
+
+def interpretation(items: list[Advice]) -> str:
+    """The one-paragraph reading of the report."""
+    return " ".join(item.message for item in items)

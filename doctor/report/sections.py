@@ -1,0 +1,216 @@
+"""The report laid out once, as sections of neutral blocks that each format renders its own way.
+
+Text, Markdown and HTML show the same figures in the same order; building the
+rows here (numbers formatted, paths presented, untrusted strings made inert)
+leaves each renderer a few lines per block type and no logic of its own.
+Payload text appears only in the previews section, and only when asked for.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from doctor.report.advice import advise, interpretation
+from doctor.report.audit_summary import AUDIT_CATEGORIES, category_counts, presented_audit_json
+from doctor.report.figures import figure, plural
+from doctor.report.inert import inert_line
+from doctor.report.model import MemoryReport
+from doctor.report.paths import present_path
+from doctor.report.process_lines import process_lines
+from doctor.report.qwen_text import format_tool_result_retention
+
+# Findings listed one by one in the human formats; the JSON has them all.
+FINDINGS_SHOWN = 20
+
+
+@dataclass(frozen=True)
+class Verbatim:
+    """Preformatted lines shown exactly (Qwen's section, process lines, previews)."""
+
+    lines: tuple[str, ...]
+    caption: str = ""
+
+
+@dataclass(frozen=True)
+class Table:
+    columns: tuple[str, ...]
+    rows: tuple[tuple[str, ...], ...]
+    numeric: frozenset[int] = frozenset()  # indexes of right-aligned columns
+
+
+@dataclass(frozen=True)
+class Paragraph:
+    text: str
+
+
+@dataclass(frozen=True)
+class Section:
+    title: str | None  # None: the block carries its own heading (Qwen's lines)
+    blocks: tuple
+
+
+def heading(report: MemoryReport) -> str:
+    source = report.source
+    where = present_path(source.path, report.path_style) if source.path else "live history"
+    session = f" (session {source.session_id})" if source.session_id else ""
+    return inert_line(f"doctor memory — {source.agent} — {where}{session}")
+
+
+def _retention(report: MemoryReport) -> Section:
+    if report.retention is None:
+        reason = report.retention_unavailable or "Tool result retention diagnostics unavailable"
+        return Section("Tool result retention", (Paragraph(inert_line(reason)),))
+    return Section(None, (Verbatim(tuple(format_tool_result_retention(report.retention.stats).split("\n"))),))
+
+
+def _layers(by_layer) -> str:
+    return ", ".join(f"{layer} {count}" for layer, count in by_layer)
+
+
+def _per_tool(report: MemoryReport) -> Section | None:
+    summaries = report.retention.per_tool() if report.retention else []
+    if not summaries:
+        return None
+    rows = tuple(
+        (inert_line(s.tool or "(no name)"), figure(s.count), figure(s.chars), figure(s.tokens), figure(s.largest),
+         figure(s.oversized), figure(s.errors), figure(s.budget.chars), inert_line(s.budget.detail or s.budget.source),
+         _layers(s.by_layer))
+        for s in summaries
+    )
+    columns = ("tool", "results", "chars", "tokens", "largest", "oversized", "errors", "budget", "budget from",
+               "bounded by")
+    return Section("By tool (chars as Qwen estimates them, tokens ≈ chars ÷ 4)",
+                   (Table(columns, rows, frozenset(range(1, 8))),))
+
+
+def _spill_status(report: MemoryReport) -> dict[int, str]:
+    """Audit problems by result ordinal, e.g. {3: "missing"}."""
+    if report.spill is None:
+        return {}
+    status: dict[int, list[str]] = {}
+    for finding in report.spill.findings:
+        if finding.pointer is not None and finding.pointer.ordinal is not None and finding.severity != "info":
+            status.setdefault(finding.pointer.ordinal, []).append(finding.kind)
+    return {ordinal: ", ".join(kinds) for ordinal, kinds in status.items()}
+
+
+def _pointer(row: dict, problems: str | None) -> str:
+    pointer = row["pointer"]
+    if pointer is None:
+        return ""
+    where = pointer["paths"][0] if pointer["paths"] else (pointer["note"] or "(no file)")
+    return inert_line(where + (f" [{problems}]" if problems else ""))
+
+
+def _ratio(row: dict) -> str:
+    return "" if row["budgetRatio"] is None else f"{row['budgetRatio']:.2f}×"
+
+
+def _largest(report: MemoryReport) -> Section | None:
+    if report.retention is None or not report.retention.results:
+        return None
+    status = _spill_status(report)
+    rows = []
+    for result in report.retention.largest(report.top):
+        row = report.result_json(result)
+        rows.append((f"#{result.ordinal}", figure(result.turn), inert_line(result.tool or "(no name)"),
+                     figure(result.chars), figure(result.tokens), _ratio(row), "yes" if result.oversized else "",
+                     inert_line(result.sentinel), _pointer(row, status.get(result.ordinal))))
+    columns = ("result", "turn", "tool", "chars", "tokens", "× budget", "oversized", "bounded by", "pointer")
+    shown = len(rows)
+    return Section(f"Largest {plural(shown, 'result')}", (Table(columns, tuple(rows), frozenset({1, 3, 4, 5})),))
+
+
+def _previews(report: MemoryReport, previews: dict | None) -> Section | None:
+    if previews is None or report.retention is None:
+        return None
+    blocks: list = [Paragraph("Payload text, obvious secrets masked (best effort): read it before sharing.")]
+    for result in report.retention.largest(report.top):
+        preview = previews.get(result.ordinal)
+        if preview is None:
+            continue
+        caption = inert_line(f"#{result.ordinal} {result.tool} ({figure(result.chars)} chars)")
+        lines = preview.text.split("\n") + (["…"] if preview.truncated else [])
+        blocks.append(Verbatim(tuple(lines), caption))
+    if len(blocks) == 1:
+        blocks.append(Paragraph("No preview could be read back from the session."))
+    return Section("Previews", tuple(blocks))
+
+
+def _side_channel(report: MemoryReport) -> Section | None:
+    stats = report.qwen_stats
+    if not report.side_channel and stats is None:
+        return None
+    rows = [(inert_line(copy.kind), figure(copy.count), figure(copy.chars)) for copy in report.side_channel]
+    if stats is not None:
+        rows.append(("model-visible tool results", figure(stats.tool_result_count), figure(stats.total_chars)))
+    note = Paragraph("Copies are what the session file keeps besides the model's context "
+                     "(UI displays, toolUseResult, progress records): they cost disk and memory, not tokens.")
+    return Section("Copies outside the model's context", (Table(("copy", "count", "chars"), tuple(rows),
+                                                                frozenset({1, 2})), note))
+
+
+def _spill(report: MemoryReport) -> Section | None:
+    if report.spill is None:
+        return None
+    audit = report.spill
+    data = presented_audit_json(audit.to_json(), report.path_style)
+    counts = category_counts(audit)
+    categories = tuple((category, figure(counts[category]), ", ".join(kinds))
+                       for category, kinds in AUDIT_CATEGORIES.items())
+    blocks: list = [Paragraph(inert_line(audit.summary_line())),
+                    Table(("problem", "count", "finding kinds"), categories, frozenset({1}))]
+    findings = data["findings"]
+    if findings:
+        rows = tuple((f["severity"], f["kind"], inert_line(f["path"] or ""), inert_line(f["message"]))
+                     for f in findings[:FINDINGS_SHOWN])
+        blocks.append(Table(("severity", "kind", "file", "detail"), rows))
+        if len(findings) > FINDINGS_SHOWN:
+            blocks.append(Paragraph(f"{len(findings) - FINDINGS_SHOWN} more finding(s) in the JSON report (--json)."))
+    return Section("Spill files", tuple(blocks))
+
+
+def _budgets(report: MemoryReport) -> Section:
+    s = report.settings
+    origin = "set" if s.threshold_explicit else "default"
+    parts = [f"threshold {figure(s.threshold)} ({origin})", f"shell {figure(s.shell_budget)}",
+             f"batch {figure(s.batch_budget)}", f"line cap {figure(s.line_cap)}",
+             f"image estimate {figure(s.image_token_estimate)} tokens"]
+    parts += [f"{inert_line(name)} {figure(value)} (override)" for name, value in s.overrides]
+    files = [inert_line(present_path(f, report.path_style)) for f in s.files]
+    text = "; ".join(parts) + (f". Settings read from {', '.join(files)}." if files else ". No settings file read.")
+    return Section("Budgets in force", (Paragraph(text),))
+
+
+def _process(report: MemoryReport) -> Section | None:
+    if report.process is None:
+        return None
+    return Section("Process", (Verbatim(tuple(inert_line(line) for line in process_lines(report.process))),))
+
+
+def _issues(report: MemoryReport) -> Section | None:
+    if not report.issues:
+        return None
+    lines = []
+    for issue in report.issues:
+        where = present_path(issue.path, report.path_style)
+        location = f"{where}:{issue.line}" if issue.line is not None else where
+        lines.append(inert_line(f"{issue.severity}: {location}: {issue.message}"))
+    return Section("Input problems", (Verbatim(tuple(lines)),))
+
+
+def build_sections(report: MemoryReport, previews: dict | None = None) -> list[Section]:
+    """Every section in report order; `previews` (by ordinal) only with --include-previews."""
+    sections = [
+        _retention(report),
+        _per_tool(report),
+        _largest(report),
+        _previews(report, previews),
+        _side_channel(report),
+        _spill(report),
+        _budgets(report),
+        _process(report),
+        _issues(report),
+        Section("Interpretation", (Paragraph(inert_line(interpretation(advise(report)))),)),
+    ]
+    return [section for section in sections if section is not None]
