@@ -126,21 +126,35 @@ def run(args) -> int:
         top=args.top,
         path_style=args.paths,
     )
+    if _wants_tui(args):
+        return _run_tui(session, options, args, fail_on)
     try:
         report = _build(session, options, args)
     except SettingsError as exc:
         return _fail(str(exc))
-    if _wants_tui(args):
-        from doctor.tui import run_memory_app
-
-        run_memory_app(report, session=session, options=options)
-        return _exit_code(report, args, fail_on)
     text = render(report, args.format or "text", include_previews=args.include_previews, session=session)
     if args.output:
         _write_private(args.output, text)
     else:
         sys.stdout.write(text)
     return _exit_code(report, args, fail_on)
+
+
+def _run_tui(session: LoadedSession, options: ReportOptions, args, fail_on: set[str]) -> int:
+    """The TUI builds the report on a worker thread behind a progress bar; errors show on screen."""
+    from doctor.tui import run_memory_app
+
+    built: list[MemoryReport] = []
+
+    def load(progress) -> MemoryReport:
+        progress(None, f"Reading {session.path.name if session.path else 'the session'} and measuring every result…")
+        report = _build(session, options, args)
+        built.append(report)
+        progress(1.0, "ready")
+        return report
+
+    run_memory_app(load=load, session=session, options=options)
+    return _exit_code(built[0], args, fail_on) if built else exitcodes.OK
 
 
 def _open(args) -> LoadedSession:

@@ -1,0 +1,28 @@
+"""The Textual face of doctor: `run_memory_app` for the CLI, `MemoryScreen` for Textual hosts.
+
+Importing this package does not import textual; the app modules load on first use.
+"""
+
+from __future__ import annotations
+
+
+def run_memory_app(report=None, *, load=None, provider=None, session=None, options=None, theme=None) -> None:
+    """Run the TUI until the user quits; the terminal is restored when it returns.
+
+    Give one of: `provider` (see doctor.tui.provider), `load(progress) -> MemoryReport`
+    (run on a worker thread, with a progress bar), or a finished `report`.
+    """
+    from doctor.tui.app import DoctorApp
+    from doctor.tui.provider import CallableProvider, StaticProvider
+
+    if provider is None:
+        if load is not None:
+            provider = CallableProvider(load, session=session)
+        elif report is not None:
+            provider = StaticProvider(report, session=session)
+        else:
+            raise TypeError("run_memory_app needs a report, a load callable or a provider")
+    DoctorApp(provider, theme=theme).run()
+
+
+__all__ = ["run_memory_app"]

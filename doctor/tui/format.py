@@ -1,0 +1,74 @@
+"""Numbers and cells for the screens: rich `Text` built from plain strings, never markup.
+
+Tool names, paths and outputs come from the session; building `Text(str)` (not
+`Text.from_markup`) is what keeps `[bold]` or escape sequences in them inert.
+"""
+
+from __future__ import annotations
+
+import math
+
+from rich.text import Text
+
+from doctor.tui.line_source import inert
+
+
+def num(value: float | int | None) -> str:
+    if value is None:
+        return "–"
+    if isinstance(value, float) and not math.isfinite(value):
+        return "∞"
+    return f"{int(value):,}"
+
+
+def budget(value: float) -> str:
+    return "∞" if not math.isfinite(value) else f"{int(value):,}"
+
+
+def size(byte_count: int | None) -> str:
+    if byte_count is None:
+        return "–"
+    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if byte_count >= scale:
+            return f"{byte_count / scale:.1f} {unit}"
+    return f"{byte_count} B"
+
+
+def plain(text: object, style: str = "") -> Text:
+    """Session-provided text as an inert Text (controls made visible)."""
+    return Text(inert(str(text)), style=style, no_wrap=True, overflow="ellipsis")
+
+
+class SortableText(Text):
+    """A table cell that sorts by its number, not its rendering (memray's trick)."""
+
+    def __init__(self, text: str, value, style: str = "", justify: str = "right") -> None:
+        super().__init__(text, style=style, justify=justify)
+        self.value = value
+
+    def __lt__(self, other: object) -> bool:
+        other_value = other.value if isinstance(other, SortableText) else other
+        try:
+            return self.value < other_value
+        except TypeError:
+            return str(self.value) < str(other_value)
+
+
+def number_cell(value, style: str = "") -> SortableText:
+    key = -1 if value is None else (math.inf if isinstance(value, float) and math.isinf(value) else value)
+    return SortableText(num(value), key, style)
+
+
+def text_cell(value: str, style: str = "") -> SortableText:
+    cell = SortableText(inert(value), value.lower(), style, justify="left")
+    cell.no_wrap = True
+    cell.overflow = "ellipsis"
+    return cell
+
+
+def bar(fraction: float, width: int) -> str:
+    """A horizontal bar of eighth blocks, `fraction` of `width` cells."""
+    fraction = max(0.0, min(1.0, fraction))
+    eighths = round(fraction * width * 8)
+    full, rest = divmod(eighths, 8)
+    return "█" * full + ("" if rest == 0 else " ▏▎▍▌▋▊▉"[rest])

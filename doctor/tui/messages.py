@@ -1,0 +1,46 @@
+"""Typed messages that workers post to the screens (post_message is thread-safe)."""
+
+from __future__ import annotations
+
+from textual.message import Message
+
+
+class LoadProgress(Message):
+    def __init__(self, fraction: float | None, text: str) -> None:
+        super().__init__()
+        self.fraction = fraction
+        self.text = text
+
+    def can_replace(self, message: Message) -> bool:
+        return isinstance(message, LoadProgress)
+
+
+class ReportReady(Message):
+    """A first report (`refreshed=False`) or a newer one from `provider.refresh()`."""
+
+    def __init__(self, report, refreshed: bool = False) -> None:
+        super().__init__()
+        self.report = report
+        self.refreshed = refreshed
+
+
+class LoadFailed(Message):
+    def __init__(self, error: str) -> None:
+        super().__init__()
+        self.error = error
+
+
+class OpenResult(Message):
+    """Show one result's detail screen."""
+
+    def __init__(self, ordinal: int) -> None:
+        super().__init__()
+        self.ordinal = ordinal
+
+
+class FilterTool(Message):
+    """Show the results of one tool."""
+
+    def __init__(self, tool: str) -> None:
+        super().__init__()
+        self.tool = tool

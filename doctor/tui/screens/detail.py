@@ -1,0 +1,152 @@
+"""One tool result: what it cost, which layer bounded it, where its full output went."""
+
+from __future__ import annotations
+
+from rich.table import Table
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.screen import Screen
+from textual.widgets import Footer, Static
+
+from doctor.report.model import present_path
+from doctor.tui import format as fmt
+from doctor.tui.line_source import inert
+
+PREVIEW_LINES = 40
+
+
+class ResultDetailScreen(Screen):
+    BINDINGS = [
+        Binding("escape", "app.pop_screen", "Back", id="detail.back"),
+        Binding("enter", "open_spill", "Open full output", id="detail.open"),
+        Binding("f", "open_spill", "Open full output", id="detail.open_f", show=False),
+    ]
+
+    def __init__(self, result, report, links, provider) -> None:
+        super().__init__()
+        self.result = result
+        self.report = report
+        self.links = links
+        self.provider = provider
+        self.preview_text: str | None = None
+
+    def compose(self) -> ComposeResult:
+        result = self.result
+        title = Text(f"Result #{result.ordinal}  ", style="bold")
+        title.append(fmt.plain(result.tool or "(no name)", "bold"))
+        title.append(f"  turn {result.turn}")
+        if result.oversized:
+            title.append("  OVERSIZED", style="bold red")
+        yield Static(title, id="title")
+        with VerticalScroll(id="detail"):
+            yield Static(self._metadata(), id="detail-meta", classes="panel")
+            yield Static(self._spill(), id="detail-spill", classes="panel")
+            yield Static(Text("Preview: reading…", style="dim"), id="detail-preview", classes="panel")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#detail").focus()
+        self.load_preview()
+
+    def _metadata(self) -> Table:
+        r = self.result
+        table = Table.grid(padding=(0, 2))
+        table.add_column(style="dim", no_wrap=True)
+        table.add_column()
+        ratio = r.budget_ratio
+        rows = [
+            ("call id", fmt.plain(r.call_id or "–")),
+            ("chars in context", f"{fmt.num(r.chars)}  (≈ {fmt.num(r.tokens)} tokens)"),
+            ("output string", f"{fmt.num(r.raw_chars)} chars" + ("  (error)" if r.is_error else "")),
+            ("budget", Text(f"{fmt.budget(r.budget.chars)}  ") + fmt.plain(f"{r.budget.source}: {r.budget.detail}",
+                                                                          "dim")),
+            ("ratio to budget", "–" if ratio is None else f"{ratio:.2f}  (oversized above 2× + 500 chars)"),
+            ("oversized", Text("yes", style="bold red") if r.oversized else "no"),
+            ("bounded by", "nothing (kept whole)" if r.sentinel == "none" else r.sentinel),
+        ]
+        stub = r.stub
+        if stub is not None:
+            if stub.sha256:
+                rows.append(("declared sha256", stub.sha256))
+            declared = [f"{fmt.num(v)} {unit}" for v, unit in ((stub.declared_chars, "chars"),
+                        (stub.declared_lines, "lines"), (stub.declared_kb, "KB")) if v is not None]
+            if declared:
+                rows.append(("declared size", ", ".join(declared)))
+            if stub.note:
+                rows.append(("stub note", fmt.plain(stub.note)))
+        for label, value in rows:
+            table.add_row(label, value)
+        return table
+
+    def _spill(self):
+        checks = self.links.checks_for(self.result)
+        text = Text("Full output", style="bold")
+        if not checks:
+            if self.result.stub is not None and self.result.stub.paths:
+                text.append("\n  the stub names ")
+                text.append(fmt.plain(present_path(self.result.stub.path, self.report.path_style)))
+                text.append(" but the spill audit has no entry for it", style="dim")
+            else:
+                text.append("\n  not spilled: the whole output is in the history (preview below)", style="dim")
+            return text
+        style = self.report.path_style
+        for check in checks:
+            resolution = check.resolution
+            text.append("\n  written  ")
+            text.append(fmt.plain(present_path(check.pointer.written, style) if check.pointer.path
+                                  else check.pointer.written))
+            text.append("\n  here     ")
+            if resolution.exists:
+                text.append(fmt.plain(present_path(str(resolution.found), style)))
+                if resolution.remapped:
+                    text.append("  (remapped)", style="dim")
+            else:
+                text.append("missing", style="bold red")
+            if check.measure is not None:
+                m = check.measure
+                text.append(f"\n  file     {fmt.size(m.size)}, {fmt.num(m.utf16_units)} chars, {fmt.num(m.lines)} lines")
+            for finding in self.links.findings_for(check):
+                colour = {"error": "red", "warning": "yellow"}.get(finding.severity, "dim")
+                text.append(f"\n  {finding.severity:<8}", style=colour)
+                text.append(fmt.plain(f"{finding.kind}: {finding.message}"))
+        if self.links.openable(self.result) is not None:
+            text.append("\n  press enter to page through it", style="bold green")
+        return text
+
+    @work(thread=True, exclusive=True, group="doctor-preview", exit_on_error=False)
+    def load_preview(self) -> None:
+        preview = getattr(self.provider, "preview", None)
+        text = preview(self.result) if callable(preview) else None
+        if text is None:
+            for check in self.links.checks_for(self.result):
+                if check.pointer.preview_head:
+                    text = check.pointer.preview_head
+                    break
+        self.app.call_from_thread(self._show_preview, text)
+
+    def _show_preview(self, text: str | None) -> None:
+        self.preview_text = text
+        widget = self.query_one("#detail-preview", Static)
+        if text is None:
+            widget.update(Text("Preview: not available for this source.", style="dim"))
+            return
+        lines = text.splitlines()
+        shown = [inert(line)[:400] for line in lines[:PREVIEW_LINES]]
+        body = Text("Preview (first lines of what the model sees, shown as plain text)\n", style="bold")
+        body.append("\n".join(shown))
+        if len(lines) > PREVIEW_LINES:
+            body.append(f"\n… {len(lines) - PREVIEW_LINES} more lines in the preview", style="dim")
+        widget.update(body)
+
+    def action_open_spill(self) -> None:
+        check = self.links.openable(self.result)
+        if check is None:
+            self.notify("No readable spill file for this result.", severity="warning")
+            return
+        from doctor.tui.screens.pager import PagerScreen
+
+        label = present_path(str(check.resolution.found), self.report.path_style)
+        self.app.push_screen(PagerScreen(str(check.resolution.real), label=label))

@@ -1,0 +1,59 @@
+"""Help: what the screens are, and every key of the screen it was opened from."""
+
+from __future__ import annotations
+
+from rich.table import Table
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+INTRO = """doctor memory shows what a coding-agent session keeps in its history.
+
+Overview (1)  Qwen's retention numbers, the oversized alarm, where the context grew.
+Tools (2)     retained chars per tool; enter shows that tool's results.
+Results (3)   every tool result; enter opens one; / filters; o oversized only.
+Detail        a result's budget, the layer that bounded it, its spill file; enter pages it.
+Pager         / search, n / N next / previous, g go to line, f follow, end bottom.
+
+Keys can be remapped by binding id: DOCTOR_KEYMAP="pager.search=ctrl+f,memory.biggest=B"
+or a JSON object {id: keys} in ~/.config/doctor/keymap.json. ctrl+p lists every action."""
+
+
+def key_table(bindings: list[tuple[str, str, str]]) -> Table:
+    table = Table(box=None, padding=(0, 2), show_header=True, header_style="bold")
+    table.add_column("key", no_wrap=True)
+    table.add_column("action")
+    table.add_column("id", style="dim")
+    for key, description, binding_id in bindings:
+        table.add_row(Text(key), Text(description), Text(binding_id))
+    return table
+
+
+def active_keys(screen) -> list[tuple[str, str, str]]:
+    """(key, description, id) for the bindings active on `screen` (focused widget, screen, app)."""
+    seen = set()
+    rows = []
+    for key, active in screen.active_bindings.items():
+        binding = active.binding
+        marker = (binding.action, active.node)
+        if marker in seen or not binding.description:
+            continue
+        seen.add(marker)
+        rows.append((screen.app.get_key_display(binding), binding.description, binding.id or ""))
+    return rows
+
+
+class HelpScreen(ModalScreen[None]):
+    BINDINGS = [Binding("escape,q,question_mark,f1", "app.pop_screen", "Close", id="help.close")]
+
+    def __init__(self, rows: list[tuple[str, str, str]]) -> None:
+        super().__init__()
+        self.rows = rows
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(id="help"):
+            yield Static(Text(INTRO))
+            yield Static(key_table(self.rows))

@@ -1,0 +1,231 @@
+"""The main screen: a report in four tabs, loaded and refreshed on worker threads.
+
+Pushable into any Textual app (`app.push_screen(MemoryScreen(provider))`): it needs no
+particular App subclass, only a provider (see `doctor.tui.provider`).
+"""
+
+from __future__ import annotations
+
+import time
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.screen import Screen
+from textual.widgets import Checkbox, Footer, Input, Label, ProgressBar, Static, TabbedContent, TabPane
+from textual.worker import get_current_worker
+
+from doctor.tui.messages import LoadFailed, LoadProgress, ReportReady
+from doctor.tui.provider import ReportProvider, refresh_interval, refresher
+from doctor.tui.spill_links import SpillLinks
+from doctor.tui.widgets.overview import Overview, source_title
+from doctor.tui.widgets.process import ProcessPane
+from doctor.tui.widgets.tables import ResultsTable, ToolsTable
+
+PROGRESS_EVERY = 0.05  # seconds between progress messages from the loader thread
+
+
+class MemoryScreen(Screen):
+    """Overview · Tools · Results · Process for one report provider."""
+
+    BINDINGS = [
+        Binding("1", "tab('overview')", "Overview", id="memory.overview"),
+        Binding("2", "tab('tools')", "Tools", id="memory.tools"),
+        Binding("3", "tab('results')", "Results", id="memory.results"),
+        Binding("4", "tab('process')", "Process", id="memory.process", show=False),
+        Binding("b", "biggest", "Biggest result", id="memory.biggest"),
+        Binding("o", "toggle_oversized", "Oversized only", id="memory.oversized", show=False),
+        Binding("slash", "filter", "Filter", id="memory.filter", show=False),
+        Binding("escape", "back", "Back", id="memory.back", show=False),
+        Binding("ctrl+r", "refresh", "Refresh", id="memory.refresh", show=False),
+    ]
+
+    def __init__(self, provider: ReportProvider, *, name: str | None = None) -> None:
+        super().__init__(name=name)
+        self.provider = provider
+        self.report = None
+        self.links = SpillLinks()
+        self.refreshes = 0
+
+    def compose(self) -> ComposeResult:
+        yield Static("doctor memory — loading…", id="title")
+        with Vertical(id="loading"):
+            yield Label("Reading the session…", id="loading-text")
+            yield ProgressBar(id="loading-bar", show_eta=False)
+        with TabbedContent(id="tabs", initial="overview"):
+            with TabPane("Overview", id="overview"):
+                yield Overview(id="overview-pane")
+            with TabPane("Tools", id="tools"):
+                yield ToolsTable(id="tools-table")
+            with TabPane("Results", id="results"):
+                with Horizontal(id="results-filters"):
+                    yield Input(placeholder="filter: tool name or text (/)", id="results-filter")
+                    yield Checkbox("oversized only (o)", id="oversized-only")
+                yield ResultsTable(id="results-table")
+            with TabPane("Process", id="process"):
+                yield ProcessPane(id="process-pane")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#tabs").display = False
+        self.load_report()
+
+    # -- loading and refreshing (workers) -----------------------------------------
+
+    @work(thread=True, exclusive=True, group="doctor-load", exit_on_error=False)
+    def load_report(self) -> None:
+        last = 0.0
+
+        def progress(fraction: float | None, text: str) -> None:
+            nonlocal last
+            now = time.monotonic()
+            if now - last >= PROGRESS_EVERY or (fraction is not None and fraction >= 1):
+                last = now
+                self.post_message(LoadProgress(fraction, text))
+
+        try:
+            report = self.provider.load(progress)
+        except Exception as exc:  # shown on screen; the terminal stays usable
+            self.post_message(LoadFailed(f"{type(exc).__name__}: {exc}"))
+            return
+        if not get_current_worker().is_cancelled:
+            self.post_message(ReportReady(report))
+
+    @work(thread=True, exclusive=True, group="doctor-refresh", exit_on_error=False)
+    def refresh_report(self) -> None:
+        refresh = refresher(self.provider)
+        if refresh is None:
+            return
+        try:
+            report = refresh()
+        except Exception as exc:
+            self.post_message(LoadFailed(f"refresh failed: {type(exc).__name__}: {exc}"))
+            return
+        if report is not None:
+            self.post_message(ReportReady(report, refreshed=True))
+
+    def on_load_progress(self, message: LoadProgress) -> None:
+        bar = self.query_one("#loading-bar", ProgressBar)
+        bar.update(total=None if message.fraction is None else 100,
+                   progress=0 if message.fraction is None else message.fraction * 100)
+        self.query_one("#loading-text", Label).update(message.text)
+
+    def on_load_failed(self, message: LoadFailed) -> None:
+        if self.report is None:
+            self.query_one("#loading-text", Label).update(f"Could not load the report: {message.error}")
+            self.query_one("#loading-bar").display = False
+        else:
+            self.notify(message.error, severity="error")
+
+    def on_report_ready(self, message: ReportReady) -> None:
+        first = self.report is None
+        self.show(message.report)
+        if message.refreshed:
+            self.refreshes += 1
+        if first:
+            self.query_one("#loading").display = False
+            self.query_one("#tabs").display = True
+            self.query_one("#tabs", TabbedContent).active = "overview"
+            if refresher(self.provider) is not None:
+                self.set_interval(refresh_interval(self.provider), self.refresh_report, name="doctor-refresh")
+
+    def show(self, report) -> None:
+        """Render a report; a second call patches the tables in place."""
+        self.report = report
+        self.links = SpillLinks.of(report.spill)
+        with self.app.batch_update():
+            self.query_one("#title", Static).update(source_title(report))
+            self.query_one(Overview).show(report)
+            self.query_one(ToolsTable).show(report.retention)
+            self._show_results()
+            self.query_one(ProcessPane).show(report)
+
+    def _show_results(self) -> None:
+        analysis = self.report.retention if self.report else None
+        results = analysis.results if analysis else ()
+        text = self.query_one("#results-filter", Input).value.strip().lower()
+        oversized_only = self.query_one("#oversized-only", Checkbox).value
+        chosen = [r for r in results
+                  if (not oversized_only or r.oversized)
+                  and (not text or text in (r.tool or "").lower() or text == str(r.ordinal)
+                       or text in (r.sentinel or "").lower())]
+        table = self.query_one(ResultsTable)
+        table.show(chosen, self.links)
+        table.border_title = f"{len(chosen)} of {len(results)} results"
+
+    # -- filters and navigation ----------------------------------------------------
+
+    @on(Input.Changed, "#results-filter")
+    def _filter_changed(self) -> None:
+        self._show_results()
+
+    @on(Input.Submitted, "#results-filter")
+    def _filter_submitted(self) -> None:
+        self.query_one(ResultsTable).focus()
+
+    @on(Checkbox.Changed, "#oversized-only")
+    def _oversized_changed(self) -> None:
+        self._show_results()
+
+    @on(TabbedContent.TabActivated)
+    def _tab_activated(self, event: TabbedContent.TabActivated) -> None:
+        focus = {"tools": ToolsTable, "results": ResultsTable}.get(event.pane.id)
+        if focus is not None:
+            self.query_one(focus).focus()
+
+    def action_tab(self, tab: str) -> None:
+        self.query_one("#tabs", TabbedContent).active = tab
+        focus = {"tools": ToolsTable, "results": ResultsTable}.get(tab)
+        if focus is not None:
+            self.query_one(focus).focus()
+
+    def action_filter(self) -> None:
+        self.action_tab("results")
+        self.query_one("#results-filter", Input).focus()
+
+    def action_toggle_oversized(self) -> None:
+        self.action_tab("results")
+        box = self.query_one("#oversized-only", Checkbox)
+        box.value = not box.value
+
+    def action_back(self) -> None:
+        focused = self.focused
+        if isinstance(focused, Input):
+            self.query_one(ResultsTable).focus()
+
+    def action_refresh(self) -> None:
+        if refresher(self.provider) is None:
+            self.notify("This report is a snapshot; live and --follow modes refresh.", timeout=3)
+        else:
+            self.refresh_report()
+
+    def filter_tool(self, tool: str) -> None:
+        self.query_one("#oversized-only", Checkbox).value = False
+        self.query_one("#results-filter", Input).value = tool
+        self.action_tab("results")
+
+    def action_biggest(self) -> None:
+        analysis = self.report.retention if self.report else None
+        if analysis is None or not analysis.results:
+            self.notify("No tool results in this history.")
+            return
+        self.open_result(analysis.largest(1)[0].ordinal)
+
+    def open_result(self, ordinal: int) -> None:
+        from doctor.tui.screens.detail import ResultDetailScreen
+
+        result = next((r for r in self.report.retention.results if r.ordinal == ordinal), None)
+        if result is None:
+            return
+        table = self.query_one(ResultsTable)
+        table.move_to(str(ordinal))
+        self.app.push_screen(ResultDetailScreen(result, self.report, self.links, self.provider))
+
+    @on(ResultsTable.RowSelected, "#results-table")
+    def _result_selected(self, event: ResultsTable.RowSelected) -> None:
+        self.open_result(int(event.row_key.value))
+
+    @on(ToolsTable.RowSelected, "#tools-table")
+    def _tool_selected(self, event: ToolsTable.RowSelected) -> None:
+        self.filter_tool(event.row_key.value)

@@ -1,0 +1,136 @@
+"""The overview: Qwen's retention lines, the alarm, where the context grew, the audit."""
+
+from __future__ import annotations
+
+from rich.console import Group
+from rich.table import Table
+from rich.text import Text
+from textual.containers import VerticalScroll
+from textual.widgets import Static
+
+from doctor.report.model import MemoryReport, present_path
+from doctor.report.qwen_text import format_tool_result_retention
+from doctor.tui import format as fmt
+from doctor.tui.spill_links import SpillLinks
+
+CHART_ROWS = 12
+
+
+class Overview(VerticalScroll):
+    """A scrollable column of panels; `show(report)` replaces their content in place."""
+
+    def compose(self):
+        yield Static(id="alarm")
+        yield Static(id="offender", classes="panel")
+        yield Static(id="qwen", classes="panel")
+        yield Static(id="turns", classes="panel")
+        yield Static(id="channels", classes="panel")
+        yield Static(id="spill-status", classes="panel")
+        yield Static(id="process-summary", classes="panel")
+
+    def show(self, report: MemoryReport) -> None:
+        analysis = report.retention
+        alarm = self.query_one("#alarm", Static)
+        if analysis is None:
+            alarm.update(Text(report.retention_unavailable or "Tool result retention unavailable"))
+            alarm.set_classes("alarm-unavailable")
+        elif analysis.stats.oversized_result_count:
+            count = analysis.stats.oversized_result_count
+            alarm.update(Text(f" ALARM  {count} oversized tool result{'s' if count != 1 else ''} stay in context "
+                              "and tax every later turn; /compress can reclaim space."))
+            alarm.set_classes("alarm-on")
+        else:
+            alarm.update(Text(" OK  no tool result above its budget"))
+            alarm.set_classes("alarm-off")
+        self.query_one("#offender", Static).update(self._offender(report))
+        qwen = Text(format_tool_result_retention(analysis.stats)) if analysis else Text("–")
+        if analysis is not None:
+            qwen.append(f"\n  ≈ {fmt.num(analysis.stats.total_tokens)} tokens (chars / 4)", style="dim")
+        self.query_one("#qwen", Static).update(qwen)
+        self.query_one("#turns", Static).update(self._turns(report))
+        self.query_one("#channels", Static).update(self._channels(report))
+        self.query_one("#spill-status", Static).update(self._spill(report))
+        process = self.query_one("#process-summary", Static)
+        process.display = report.process is not None
+        if report.process is not None:
+            process.update(_process_line(report.process))
+
+    def _offender(self, report: MemoryReport) -> Text:
+        analysis = report.retention
+        if analysis is None or not analysis.results:
+            return Text("No tool results in this history.")
+        top = analysis.largest(1)[0]
+        text = Text("Biggest result  ", style="bold")
+        text.append(f"#{top.ordinal} ")
+        text.append(fmt.plain(top.tool or "(no name)", "bold"))
+        text.append(f"  {fmt.num(top.chars)} chars, turn {top.turn}")
+        if top.sentinel != "none":
+            text.append(f", bounded by {top.sentinel}")
+        text.append("\n")
+        text.append("press b to open it · 3 for every result · 2 by tool", style="dim")
+        return text
+
+    def _turns(self, report: MemoryReport):
+        analysis = report.retention
+        title = Text("Where it grew: retained chars added per user turn", style="bold")
+        if analysis is None or not analysis.results:
+            return title
+        turns = analysis.chars_by_turn()
+        shown = sorted(sorted(turns, key=lambda t: -t[1])[:CHART_ROWS])
+        peak = max(chars for _, chars in turns) or 1
+        table = Table.grid(padding=(0, 1))
+        table.add_column(justify="right", style="dim")
+        table.add_column(justify="right")
+        table.add_column(ratio=1)
+        width = 40
+        for turn, chars in shown:
+            table.add_row(f"turn {turn}", fmt.num(chars), Text(fmt.bar(chars / peak, width), style="cyan"))
+        note = Text()
+        if len(turns) > len(shown):
+            note = Text(f"({len(shown)} largest of {len(turns)} turns)", style="dim")
+        return Group(title, table, note)
+
+    def _channels(self, report: MemoryReport) -> Text:
+        analysis = report.retention
+        text = Text("Model-visible vs side-channel copies", style="bold")
+        visible = analysis.stats.total_chars if analysis else 0
+        text.append(f"\n  model-visible tool results  {fmt.num(visible):>12} chars")
+        if analysis is not None and analysis.ui is not None:
+            text.append(f"\n  UI history displays        {fmt.num(analysis.ui.display_chars):>12} chars")
+        for copy in report.side_channel:
+            text.append(f"\n  {copy.kind:<26.26} {fmt.num(copy.chars):>12} chars ({copy.count})")
+        if analysis is not None and analysis.layer_counts:
+            layers = ", ".join(f"{layer}: {count}" for layer, count in analysis.layer_counts.items())
+            text.append(f"\n  bounded by  {layers}", style="dim")
+        return text
+
+    def _spill(self, report: MemoryReport) -> Text:
+        text = Text("Spilled outputs", style="bold")
+        audit = report.spill
+        if audit is None:
+            text.append("\n  not audited")
+            return text
+        text.append("\n  ")
+        text.append(fmt.plain(audit.summary_line()))
+        if not audit.ok:
+            text.append("\n  problems: see each result's detail (3, then enter)", style="dim")
+        return text
+
+
+def _process_line(process) -> Text:
+    text = Text("Process memory", style="bold")
+    text.append(f"\n  pid {process.pid}  RSS {fmt.size(process.rss)}  threads {fmt.num(process.threads)}"
+                f"  gc objects {fmt.num(getattr(process.gc, 'tracked_objects', None))}")
+    text.append(f"\n  {process.analysis.recommendation}", style="dim")
+    return text
+
+
+def source_title(report: MemoryReport) -> Text:
+    source = report.source
+    where = present_path(source.path, report.path_style) if source.path else "live history"
+    text = Text("doctor memory", style="bold")
+    text.append(" — ")
+    text.append(fmt.plain(source.agent))
+    text.append(" — ")
+    text.append(fmt.plain(where or ""))
+    return text
