@@ -313,6 +313,9 @@ class Pager:
                 raw, after, complete = block[start:], self._size, True
             elif len(block) - start >= window:
                 raw, complete = block[start : start + window], False
+                if len(lines) + 1 == limit:  # nothing follows on this page: skip the scan
+                    lines.append(self._make_line(len(lines) + offset_line, position, raw, complete, max_line_chars))
+                    return lines
                 after = self._end_of_line(position + window)
             else:
                 block, block_start = self._read(position, max(READ_BLOCK, window + 1)), position
