@@ -8,6 +8,7 @@ Payload text appears only in the previews section, and only when asked for.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from doctor.report.advice import advise, interpretation
@@ -21,6 +22,7 @@ from doctor.report.qwen_text import format_tool_result_retention
 
 # Findings listed one by one in the human formats; the JSON has them all.
 FINDINGS_SHOWN = 20
+_CODE_SPAN = re.compile(r"(`[^`\n]+`)")
 
 
 @dataclass(frozen=True)
@@ -40,7 +42,14 @@ class Table:
 
 @dataclass(frozen=True)
 class Paragraph:
+    """Prose; names in `backticks` are code spans that Markdown and HTML show as code."""
+
     text: str
+
+    def pieces(self) -> list[tuple[str, bool]]:
+        """(text, is_code) runs, so a renderer escapes prose and code each its own way."""
+        runs = _CODE_SPAN.split(self.text)
+        return [(run[1:-1], True) if index % 2 else (run, False) for index, run in enumerate(runs) if run]
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,76 @@
+"""The HTML report, for support tickets: one self-contained file, no script, no external resource.
+
+Same sections as the text report. Every string is HTML-escaped, and a Content
+Security Policy forbids scripts and remote loads, so even a tool name crafted as
+markup stays text when the file is opened in a browser.
+"""
+
+from __future__ import annotations
+
+import re
+from html import escape
+
+from doctor.report.model import MemoryReport
+from doctor.report.sections import Paragraph, Section, Table, Verbatim, build_sections, heading
+
+_POLICY = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
+_STYLE = """
+body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; color: #1f2328; background: #fff;
+       max-width: 72rem; margin: 2rem auto; padding: 0 1rem; }
+h1 { font-size: 1.35rem; } h2 { font-size: 1.1rem; margin-top: 1.8rem; border-bottom: 1px solid #d0d7de; }
+table { border-collapse: collapse; margin: .6rem 0; }
+th, td { border: 1px solid #d0d7de; padding: .25rem .55rem; text-align: left; vertical-align: top; }
+th { background: #f6f8fa; } td.number, th.number { text-align: right; font-variant-numeric: tabular-nums; }
+pre { background: #f6f8fa; padding: .7rem; overflow-x: auto; white-space: pre-wrap; word-break: break-all; }
+code { background: #f6f8fa; padding: 0 .2rem; }
+.caption { font-weight: 600; margin-bottom: .2rem; }
+"""
+
+
+def _slug(title: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-") or "section"
+
+
+def _paragraph(block: Paragraph) -> str:
+    body = "".join(f"<code>{escape(text)}</code>" if is_code else escape(text) for text, is_code in block.pieces())
+    return f"<p>{body}</p>"
+
+
+def _table(table: Table) -> str:
+    def cells(tag: str, row) -> str:
+        return "".join(f'<{tag}{" class=number" if i in table.numeric else ""}>{escape(cell)}</{tag}>'
+                       for i, cell in enumerate(row))
+
+    rows = "".join(f"<tr>{cells('td', row)}</tr>" for row in table.rows)
+    return f"<table><thead><tr>{cells('th', table.columns)}</tr></thead><tbody>{rows}</tbody></table>"
+
+
+def _verbatim(block: Verbatim) -> str:
+    caption = f'<div class="caption">{escape(block.caption)}</div>' if block.caption else ""
+    return f"{caption}<pre>{escape(chr(10).join(block.lines))}</pre>"
+
+
+def _section(section: Section) -> str:
+    title = section.title or "Tool result retention (Qwen Code's lines)"
+    parts = [f'<section id="{_slug(section.title or "qwen-retention")}"><h2>{escape(title)}</h2>']
+    for block in section.blocks:
+        if isinstance(block, Table):
+            parts.append(_table(block))
+        elif isinstance(block, Verbatim):
+            parts.append(_verbatim(block))
+        else:
+            parts.append(_paragraph(block))
+    parts.append("</section>")
+    return "".join(parts)
+
+
+def render_html(report: MemoryReport, previews: dict | None = None) -> str:
+    title = escape(heading(report))
+    body = "\n".join(_section(section) for section in build_sections(report, previews))
+    return (
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+        f'<meta http-equiv="Content-Security-Policy" content="{_POLICY}">\n'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
+        f"<title>{title}</title>\n<style>{_STYLE}</style>\n</head>\n<body>\n<main>\n"
+        f"<h1>{title}</h1>\n{body}\n</main>\n</body>\n</html>\n"
+    )
