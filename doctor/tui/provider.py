@@ -55,6 +55,9 @@ class StaticProvider:
     def preview(self, result) -> str | None:
         return session_preview(self._session, result)
 
+    def full_text(self, result) -> str | None:
+        return session_preview(self._session, result, limit=None)
+
 
 class CallableProvider:
     """A report built by `load(progress)` on the worker thread (the `doctor memory` CLI)."""
@@ -69,8 +72,11 @@ class CallableProvider:
     def preview(self, result) -> str | None:
         return session_preview(self._session, result)
 
+    def full_text(self, result) -> str | None:
+        return session_preview(self._session, result, limit=None)
 
-def session_preview(session: object | None, result, limit: int = PREVIEW_CHARS) -> str | None:
+
+def session_preview(session: object | None, result, limit: int | None = PREVIEW_CHARS) -> str | None:
     """The first `limit` characters of one result's output, read again from the session.
 
     Runs on a worker thread: it walks the session's history up to the result's Content

@@ -54,6 +54,4 @@ class SpillLinks:
         problems = [f.kind for check in checks for f in self.findings_for(check) if f.severity != "info"]
         if problems:
             return problems[0]
-        if any(check.resolution.remapped for check in checks):
-            return "ok (remapped)"
         return "ok"

@@ -38,6 +38,8 @@ class ResultDetailScreen(Screen):
         title = Text(f"Result #{result.ordinal}  ", style="bold")
         title.append(fmt.plain(result.tool or "(no name)", "bold"))
         title.append(f"  turn {result.turn}")
+        title.no_wrap = True
+        title.overflow = "ellipsis"
         if result.oversized:
             title.append("  OVERSIZED", style="bold red")
         yield Static(title, id="title")
@@ -116,6 +118,25 @@ class ResultDetailScreen(Screen):
             text.append("\n  press enter to page through it", style="bold green")
         return text
 
+    @work(thread=True, exclusive=True, group="doctor-open", exit_on_error=False)
+    def open_from_history(self) -> None:
+        """Not spilled: the whole output is in the history. Page a private (0600) temporary copy."""
+        import os
+        import tempfile
+
+        text = self.provider.full_text(self.result)
+        if text is None:
+            self.app.call_from_thread(self.notify, "The output could not be read from the session.",
+                                      severity="warning")
+            return
+        descriptor, path = tempfile.mkstemp(prefix="doctor-result-", suffix=".txt")
+        with os.fdopen(descriptor, "w", encoding="utf-8", errors="surrogatepass") as handle:
+            handle.write(text)
+        from doctor.tui.screens.pager import PagerScreen
+
+        label = f"result #{self.result.ordinal} {self.result.tool} (in the history, not spilled)"
+        self.app.call_from_thread(self.app.push_screen, PagerScreen(path, label=label, temporary=True))
+
     @work(thread=True, exclusive=True, group="doctor-preview", exit_on_error=False)
     def load_preview(self) -> None:
         preview = getattr(self.provider, "preview", None)
@@ -144,7 +165,10 @@ class ResultDetailScreen(Screen):
     def action_open_spill(self) -> None:
         check = self.links.openable(self.result)
         if check is None:
-            self.notify("No readable spill file for this result.", severity="warning")
+            if callable(getattr(self.provider, "full_text", None)):
+                self.open_from_history()
+            else:
+                self.notify("No readable spill file for this result.", severity="warning")
             return
         from doctor.tui.screens.pager import PagerScreen
 

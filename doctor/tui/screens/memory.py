@@ -34,7 +34,7 @@ class MemoryScreen(Screen):
         Binding("2", "tab('tools')", "Tools", id="memory.tools"),
         Binding("3", "tab('results')", "Results", id="memory.results"),
         Binding("4", "tab('process')", "Process", id="memory.process", show=False),
-        Binding("b", "biggest", "Biggest result", id="memory.biggest"),
+        Binding("b", "biggest", "Biggest", id="memory.biggest"),
         Binding("o", "toggle_oversized", "Oversized only", id="memory.oversized", show=False),
         Binding("slash", "filter", "Filter", id="memory.filter", show=False),
         Binding("escape", "back", "Back", id="memory.back", show=False),

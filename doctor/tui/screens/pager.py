@@ -34,8 +34,10 @@ class PagerScreen(Screen):
         Binding("k,up", "line(-1)", "Up", id="pager.up", show=False),
     ]
 
-    def __init__(self, path: str, *, label: str | None = None, follow: bool = False) -> None:
+    def __init__(self, path: str, *, label: str | None = None, follow: bool = False,
+                 temporary: bool = False) -> None:
         super().__init__()
+        self.temporary = temporary  # a private copy made for this view: removed on close
         self.path = path
         self.label = label or path
         self.following = follow
@@ -51,7 +53,10 @@ class PagerScreen(Screen):
             self.error = f"cannot open {self.label}: {exc.strerror or exc}"
 
     def compose(self) -> ComposeResult:
-        yield Static(Text(f"Spill file  ") + fmt.plain(self.label), id="title")
+        title = Text("Full output  ", style="bold") + fmt.plain(self.label)
+        title.no_wrap = True
+        title.overflow = "ellipsis"
+        yield Static(title, id="title")
         if self.source is not None:
             yield PagerView(self.source, id="pager-view")
         else:
@@ -70,6 +75,13 @@ class PagerScreen(Screen):
     def on_unmount(self) -> None:
         if self.source is not None:
             self.source.close()
+        if self.temporary:
+            import os
+
+            try:
+                os.unlink(self.path)
+            except OSError:
+                pass
 
     @property
     def view(self) -> PagerView:

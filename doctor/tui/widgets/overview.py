@@ -85,10 +85,9 @@ class Overview(VerticalScroll):
         width = 40
         for turn, chars in shown:
             table.add_row(f"turn {turn}", fmt.num(chars), Text(fmt.bar(chars / peak, width), style="cyan"))
-        note = Text()
         if len(turns) > len(shown):
-            note = Text(f"({len(shown)} largest of {len(turns)} turns)", style="dim")
-        return Group(title, table, note)
+            return Group(title, table, Text(f"({len(shown)} largest of {len(turns)} turns)", style="dim"))
+        return Group(title, table)
 
     def _channels(self, report: MemoryReport) -> Text:
         analysis = report.retention
@@ -133,4 +132,6 @@ def source_title(report: MemoryReport) -> Text:
     text.append(fmt.plain(source.agent))
     text.append(" — ")
     text.append(fmt.plain(where or ""))
+    text.no_wrap = True
+    text.overflow = "ellipsis"
     return text
