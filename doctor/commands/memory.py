@@ -18,20 +18,13 @@ from doctor.assemble import ReportOptions, report_for_session
 from doctor.config import load_budget_overrides
 from doctor.core.budgets import parse_budget_value, parse_tool_budget_overrides
 from doctor.core.settings import SettingsError
+from doctor.report.audit_summary import AUDIT_CATEGORIES, category_counts
 from doctor.report.model import PATH_STYLES, MemoryReport
 from doctor.report.render import FORMATS, render
 from doctor.sources.base import LoadedSession, SourceError
-from doctor.spill import audit
 
 FAIL_ON_CHOICES = ("oversized", "integrity", "privacy", "missing", "budget", "any")
 DEFAULT_FAIL_ON = ("oversized", "integrity", "privacy")
-# Spill-audit finding kinds behind each --fail-on category.
-FAIL_ON_FINDINGS = {
-    "integrity": {audit.DIGEST_MISMATCH, audit.SIZE_MISMATCH, audit.PREVIEW_MISMATCH},
-    "privacy": {audit.PERMISSIONS, audit.OUTSIDE_ROOT},
-    "missing": {audit.MISSING, audit.NOT_PERSISTED, audit.UNREADABLE, audit.NOT_REGULAR},
-    "budget": {audit.OVER_FILE_CAP, audit.OVER_SESSION_BUDGET},
-}
 
 
 def register(subparsers) -> None:
@@ -134,7 +127,10 @@ def run(args) -> int:
         return _fail(str(exc))
     text = render(report, args.format or "text", include_previews=args.include_previews, session=session)
     if args.output:
-        _write_private(args.output, text)
+        try:
+            _write_private(args.output, text)
+        except OSError as exc:
+            return _fail(f"{args.output}: {exc.strerror or exc}")
     else:
         sys.stdout.write(text)
     return _exit_code(report, args, fail_on)
@@ -214,7 +210,9 @@ def _write_private(path: Path, text: str) -> None:
 
 
 def _exit_code(report: MemoryReport, args, fail_on: set[str]) -> int:
-    if args.check and _check_failures(report, fail_on):
+    failures = _check_failures(report, fail_on) if args.check else []
+    if failures:
+        print(f"doctor memory: check failed: {', '.join(failures)}", file=sys.stderr)
         return exitcodes.FINDINGS
     if any(issue.severity == "warning" for issue in report.issues):
         return exitcodes.PARTIAL_INPUT
@@ -227,7 +225,6 @@ def _check_failures(report: MemoryReport, fail_on: set[str]) -> list[str]:
     if "oversized" in fail_on and report.qwen_stats and report.qwen_stats.oversized_result_count > 0:
         reasons.append("oversized")
     if report.spill is not None:
-        kinds = {finding.kind for finding in report.spill.findings if finding.severity != audit.INFO}
-        reasons.extend(category for category in sorted(fail_on & FAIL_ON_FINDINGS.keys())
-                       if kinds & FAIL_ON_FINDINGS[category])
+        counts = category_counts(report.spill)
+        reasons.extend(category for category in AUDIT_CATEGORIES if category in fail_on and counts[category])
     return reasons
