@@ -47,6 +47,8 @@ def register(subparsers) -> None:
                         help="add bounded previews of the largest results, obvious secrets masked")
     source = parser.add_argument_group("which session")
     source.add_argument("--agent", help="qwen, claude, codex, gemini or dump: skip format sniffing")
+    source.add_argument("--follow", action="store_true",
+                        help="keep the report live while the agent writes the file (Ctrl-C stops)")
     source.add_argument("--session", metavar="ID", help="open the session with this id (with --agent)")
     source.add_argument("--spill-root", dest="spill_roots", action="append", type=Path, default=[], metavar="DIR",
                         help="where spill files live when the session was copied from another machine")
@@ -108,10 +110,6 @@ def run(args) -> int:
         overrides = {**load_budget_overrides(), **parse_tool_budget_overrides(args.tool_budgets)}
     except ValueError as exc:
         return _fail(str(exc))
-    try:
-        session = _open(args)
-    except SourceError as exc:
-        return _fail(str(exc))
     options = ReportOptions(
         settings_files=tuple(args.settings_files),
         threshold=args.threshold,
@@ -119,6 +117,15 @@ def run(args) -> int:
         top=args.top,
         path_style=args.paths,
     )
+    try:
+        if args.follow:
+            from doctor.follow import follow_command
+
+            return follow_command(_locate(args), args.agent, lambda session: _build(session, options, args),
+                                  fmt=args.format or "text", tui=_wants_tui(args))
+        session = _open(args)
+    except SourceError as exc:
+        return _fail(str(exc))
     if _wants_tui(args):
         return _run_tui(session, options, args, fail_on)
     try:
@@ -156,19 +163,24 @@ def _run_tui(session: LoadedSession, options: ReportOptions, args, fail_on: set[
 def _open(args) -> LoadedSession:
     from doctor.sources.registry import open_session
 
+    return open_session(_locate(args), agent=args.agent)
+
+
+def _locate(args) -> Path:
+    """PATH, the session named by --session, or the newest session of the current directory."""
     if args.path is not None:
-        return open_session(args.path, agent=args.agent)
+        return args.path
     from doctor.sources.discovery import find_sessions, newest_for_cwd
 
     if args.session:
         matches = [ref for ref in find_sessions(agent=args.agent) if ref.session_id == args.session]
         if not matches:
             raise SourceError(args.session, "no session with this id" + (f" for {args.agent}" if args.agent else ""))
-        return open_session(matches[0].path, agent=args.agent)
+        return matches[0].path
     ref = newest_for_cwd(Path.cwd())
     if ref is None:
         raise SourceError(Path.cwd(), "no agent session found for this directory; pass a PATH (see `doctor sessions`)")
-    return open_session(ref.path)
+    return ref.path
 
 
 def _build(session: LoadedSession, options: ReportOptions, args) -> MemoryReport:
