@@ -226,7 +226,7 @@ def follow_command(path: Path, agent: str | None, build_report: BuildReport, *, 
         raise SourceError(path, "no such file")
     follower = FileFollower(path, agent=agent, build_report=build_report)
     if tui:
-        from doctor.tui.app import run_memory_app
+        from doctor.tui import run_memory_app
 
         run_memory_app(provider=FollowProvider(follower))
         return exitcodes.OK

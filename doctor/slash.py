@@ -93,10 +93,12 @@ def _open_tui(session: LiveSession, app) -> SlashResult:
 
             app.push_screen(MemoryScreen(provider))
             return SlashResult("doctor memory opened")
-        from doctor.tui.app import run_memory_app
+        import doctor.tui.app  # noqa: F401  (is textual installed?)
     except ImportError as exc:
         report = provider.load()
         return SlashResult(f"{render(report, 'text').rstrip()}\n\n(TUI unavailable: {exc})", _kind(report))
+    from doctor.tui import run_memory_app
+
     run_memory_app(provider=provider)
     return SlashResult(f"doctor memory closed: {summary_line(provider.last_report)}")
 
