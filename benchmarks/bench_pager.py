@@ -11,7 +11,6 @@ throughput against ``grep -c``. The files are left in place for reuse; delete th
 from __future__ import annotations
 
 import argparse
-import os
 import random
 import shutil
 import statistics
@@ -22,7 +21,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from doctor.spill.pager import Pager  # noqa: E402
+from doctor.spill.pager import Pager
 
 NEEDLE = "NEEDLE-7f3a"
 GIB = 1 << 30

@@ -27,6 +27,7 @@ from array import array
 from bisect import bisect_right
 from collections import OrderedDict
 from dataclasses import dataclass
+from typing import Self
 
 from doctor.spill.errors import SpillFileError
 from doctor.spill.line_index import IndexProgress, LineIndex, scan_lines
@@ -164,7 +165,10 @@ class _CharMarks:
 
 
 class Pager:
-    """Read-only, bounded-memory paging, search and follow over one file."""
+    """Read-only, bounded-memory paging, search and follow over one file.
+
+    Call it from one thread (the UI's worker); only the index runs beside it.
+    """
 
     def __init__(self, path: str | os.PathLike[str], *, index: bool = True) -> None:
         self.path = os.fspath(path)
@@ -239,7 +243,7 @@ class Pager:
             os.close(self._fd)
             self._fd = -1
 
-    def __enter__(self) -> Pager:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc_info: object) -> None:
@@ -292,9 +296,11 @@ class Pager:
     def page(self, offset_line: int, limit: int, *, max_line_chars: int = 2000) -> list[Line]:
         """Lines ``offset_line`` to ``offset_line + limit - 1`` (zero-based, like read_file).
 
-        Works before indexing is done. Lines longer than ``max_line_chars`` come back
-        cut, with ``truncated`` set; skipping past them scans for their newline in
-        bounded chunks (and remembers where it was).
+        A trailing newline ends the last line instead of opening an empty one (where
+        read_file's ``split("\n")`` would count one more, empty, line); a ``\r`` before
+        a newline is dropped. Works before indexing is done. Lines longer than
+        ``max_line_chars`` come back cut, with ``truncated`` set; skipping past them
+        scans for their newline in bounded chunks (and remembers where it was).
         """
         if offset_line < 0 or limit < 0 or max_line_chars < 1:
             raise ValueError("offset_line and limit must be >= 0, max_line_chars >= 1")

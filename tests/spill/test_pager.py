@@ -248,7 +248,7 @@ def test_binary_detection_and_hex_rows(tmp_path):
         assert rows[1].endswith("|....|")
     with indexed(write(tmp_path, bytes(range(1, 32)) * 40, "ctl.bin")) as pager:
         assert pager.is_binary
-    with indexed(write(tmp_path, "plain \x1b[31mred\x1b[0m\ttext\n".encode() * 50, "ansi.txt")) as pager:
+    with indexed(write(tmp_path, b"plain \x1b[31mred\x1b[0m\ttext\n" * 50, "ansi.txt")) as pager:
         assert not pager.is_binary
 
 
