@@ -34,3 +34,9 @@ def inert_line(text: object) -> str:
     if text is None:
         return ""
     return inert(str(text)).replace("\n", "\\n").replace("\t", " ")
+
+
+def inert_json(text: str) -> str:
+    """JSON text safe on a terminal, meaning unchanged: the C1 controls, DEL and bidi overrides that
+    `json.dumps(ensure_ascii=False)` leaves raw become `\\uNNNN` escapes (C0 ones it escapes itself)."""
+    return UNSAFE.sub(lambda match: f"\\u{ord(match.group()):04x}", text)

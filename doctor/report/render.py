@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 
+from doctor.report.inert import inert_json
 from doctor.report.model import MemoryReport
 
 FORMATS = ("text", "json", "markdown", "html")
@@ -17,7 +18,7 @@ def render_json(report: MemoryReport, previews: dict | None = None) -> str:
     data = report.to_json()
     if previews is not None:
         data["previews"] = [preview.to_json() for preview in previews.values()]
-    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    return inert_json(json.dumps(data, indent=2, ensure_ascii=False)) + "\n"
 
 
 def _previews(report: MemoryReport, session) -> dict:
