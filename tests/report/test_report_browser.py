@@ -1,0 +1,129 @@
+"""The HTML report opened in a real headless browser (Debian's chromium): it renders the figures.
+
+`--dump-dom` prints the DOM after the page has loaded and laid out, so the test sees
+what the browser built from the file, not the file. The hostile session proves that
+markup in tool names and previews stays text: no element comes out of it.
+A screenshot is checked for being non-blank (more than background colours), decoded with zlib alone.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import os
+import re
+import shutil
+import struct
+import subprocess
+import zlib
+from pathlib import Path
+
+import pytest
+from report_support import RECORDINGS, all_sources, hostile_session, run_cli
+
+from doctor.report.figures import figure
+
+BROWSER = shutil.which("chromium") or shutil.which("chromium-browser")
+# CI installs chromium (.ci/run) and sets this, so a missing browser fails there instead of skipping.
+REQUIRED = os.environ.get("DOCTOR_REQUIRE_REFERENCE") == "1"
+FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+         "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-dev-shm-usage"]
+
+pytestmark = pytest.mark.skipif(BROWSER is None and not REQUIRED, reason="chromium is not installed")
+
+
+def _browser(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
+    assert BROWSER, "chromium is required (DOCTOR_REQUIRE_REFERENCE=1)"
+    profile = tmp_path / "profile"
+    return subprocess.run([BROWSER, *FLAGS, f"--user-data-dir={profile}", *args],
+                          capture_output=True, text=True, timeout=120, env={**os.environ, "HOME": str(tmp_path)})
+
+
+def _dom(tmp_path: Path, page: Path) -> str:
+    done = _browser(tmp_path, "--dump-dom", page.as_uri())
+    assert done.returncode == 0 and "<main>" in done.stdout, done.stderr[-2000:]
+    return done.stdout
+
+
+def _text(dom: str) -> str:
+    return " ".join(html.unescape(re.sub(r"<[^>]+>", " ", dom)).split())
+
+
+def _report(capsys, tmp_path: Path, session: Path, *extra: str) -> tuple[dict, Path]:
+    page = tmp_path / "report.html"
+    code, _, err = run_cli(capsys, "memory", session, "--format", "html", "-o", page, *extra)
+    assert code == 0, err
+    return json.loads(run_cli(capsys, "memory", session, "--json", *extra)[1]), page
+
+
+@pytest.mark.parametrize("session", [
+    RECORDINGS / "qwen" / "oversized-alarm" / "session.jsonl",
+    next(p for p in all_sources() if "claude/big-outputs" in str(p)),
+], ids=["qwen-oversized-alarm", "claude-big-outputs"])
+def test_browser_renders_the_figures(capsys, tmp_path: Path, session: Path) -> None:
+    report, page = _report(capsys, tmp_path, session)
+    dom = _dom(tmp_path, page)
+    text = _text(dom)
+    stats = report["toolResultRetention"]
+    assert f"Tool results in history: {stats['toolResultCount']}" in text
+    assert f"Total retained: {stats['totalChars']} chars" in text
+    assert f"Oversized results (above tool budget): {stats['oversizedResultCount']}" in text
+    rows = re.findall(r"<tr>(.*?)</tr>", dom.split('id="by-tool', 1)[1].split("</table>", 1)[0])
+    assert len(rows) == len(report["retention"]["perTool"]) + 1  # header + one row per tool
+    for tool in report["retention"]["perTool"]:
+        assert f"{tool['tool']} {figure(tool['count'])} {figure(tool['chars'])}" in text
+    assert report["advice"][0]["message"].replace("`", "")[:60] in text
+    assert "<script" not in dom
+
+
+def test_hostile_text_stays_text_in_the_browser(capsys, tmp_path: Path) -> None:
+    _, page = _report(capsys, tmp_path, hostile_session(tmp_path), "--include-previews")
+    dom = _dom(tmp_path, page)
+    assert "<script" not in dom and "<b>" not in dom  # no element was made from tool text
+    text = _text(dom)
+    assert "<script>alert(1)</script>" in text and "evil<b>[bold]tool|x" in text
+    assert "[masked]" in text
+
+
+def _png_pixels(png: bytes) -> list[list[bytes]]:
+    """The pixels, row by row, of an 8-bit RGB/RGBA PNG (what chromium writes), filters undone."""
+    assert png[:8] == b"\x89PNG\r\n\x1a\n"
+    width, height, depth, colour = struct.unpack(">IIBB", png[16:26])
+    assert depth == 8 and colour in (2, 6)
+    channels = 3 if colour == 2 else 4
+    data, position = b"", 8
+    while position < len(png):
+        length, kind = struct.unpack(">I4s", png[position:position + 8])
+        if kind == b"IDAT":
+            data += png[position + 8:position + 8 + length]
+        position += 12 + length
+    raw, stride = zlib.decompress(data), width * channels
+    rows, previous = [], bytearray(stride)
+    for y in range(height):
+        kind, row = raw[y * (stride + 1)], bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+        for x in range(stride):
+            left = row[x - channels] if x >= channels else 0
+            up, corner = previous[x], previous[x - channels] if x >= channels else 0
+            if kind == 1:
+                row[x] = (row[x] + left) & 0xFF
+            elif kind == 2:
+                row[x] = (row[x] + up) & 0xFF
+            elif kind == 3:
+                row[x] = (row[x] + (left + up) // 2) & 0xFF
+            elif kind == 4:
+                guess = left + up - corner
+                nearest = min((abs(guess - left), 0, left), (abs(guess - up), 1, up), (abs(guess - corner), 2, corner))
+                row[x] = (row[x] + nearest[2]) & 0xFF
+        rows.append([bytes(row[x:x + 3]) for x in range(0, stride, channels)])
+        previous = row
+    return rows
+
+
+def test_screenshot_is_not_blank(capsys, tmp_path: Path) -> None:
+    _, page = _report(capsys, tmp_path, RECORDINGS / "qwen" / "oversized-alarm" / "session.jsonl")
+    shot = tmp_path / "shot.png"
+    done = _browser(tmp_path, f"--screenshot={shot}", "--window-size=1200,900", page.as_uri())
+    assert done.returncode == 0 and shot.is_file(), done.stderr[-2000:]
+    rows = _png_pixels(shot.read_bytes())
+    colours = {pixel for row in rows[::9] for pixel in row[::7]}
+    assert len(colours) > 2, "the page rendered blank"
