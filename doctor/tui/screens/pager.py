@@ -12,7 +12,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Static
 
 from doctor.tui import format as fmt
-from doctor.tui.line_source import LineSource, compile_search
+from doctor.tui.line_source import LineSource, compile_search, inert
 from doctor.tui.screens.prompt import PromptScreen
 from doctor.tui.widgets.pager_view import PagerView
 
@@ -53,9 +53,9 @@ class PagerScreen(Screen):
             self.error = f"cannot open {self.label}: {exc.strerror or exc}"
 
     def compose(self) -> ComposeResult:
-        title = Text("Full output  ", style="bold") + fmt.plain(self.label)
-        title.no_wrap = True
-        title.overflow = "ellipsis"
+        title = Text(no_wrap=True, overflow="ellipsis")
+        title.append("Full output  ", style="bold")
+        title.append(inert(self.label))
         yield Static(title, id="title")
         if self.source is not None:
             yield PagerView(self.source, id="pager-view")
