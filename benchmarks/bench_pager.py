@@ -60,6 +60,17 @@ def median_seconds(action, runs: int) -> float:
     return statistics.median(times)
 
 
+def paired_medians(first, second, runs: int) -> tuple[float, float]:
+    """Median times of two actions run in alternation."""
+    first_times, second_times = [], []
+    for _ in range(runs):
+        for action, times in ((first, first_times), (second, second_times)):
+            started = time.perf_counter()
+            action()
+            times.append(time.perf_counter() - started)
+    return statistics.median(first_times), statistics.median(second_times)
+
+
 def count_newlines(path: Path) -> int:
     """The memchr-class baseline: read 1 MiB chunks and ``bytes.count`` them."""
     buffer = bytearray(1 << 20)
@@ -91,8 +102,8 @@ def measure(path: Path, runs: int, *, single_line: bool) -> list[tuple[str, str,
         first_full = median_seconds(lambda: first_page(path, 50), runs)
         rows.append(("page(0, 50): scans the line for its end", f"{first_full * 1000:.1f} ms", "", ""))
 
-    index_time = median_seconds(lambda: index_once(path).close(), runs)
-    count_time = median_seconds(lambda: count_newlines(path), runs)
+    # Alternate the two so a busy neighbour on a shared machine slows both alike.
+    index_time, count_time = paired_medians(lambda: index_once(path).close(), lambda: count_newlines(path), runs)
     rows.append(
         (
             "index throughput",
@@ -116,14 +127,14 @@ def measure(path: Path, runs: int, *, single_line: bool) -> list[tuple[str, str,
             end = median_seconds(lambda: pager.page(lines - 50, 50), runs)
             rows.append(("page(middle, 50) after indexing", f"{middle * 1000:.2f} ms", "", ""))
             rows.append(("page(end, 50) after indexing", f"{end * 1000:.2f} ms", "", ""))
-        found = pager.search(NEEDLE)
-        assert found is not None, "the needle must be found"
-        search_time = median_seconds(lambda: pager.search(NEEDLE), runs)
+        assert pager.search(NEEDLE) is not None, "the needle must be found"
         regex_time = median_seconds(lambda: pager.search(NEEDLE.replace("-", "."), regex=True), runs)
-    grep = shutil.which("grep")
-    grep_time = median_seconds(
-        lambda: subprocess.run([grep, "-c", NEEDLE, str(path)], check=True, capture_output=True), runs
-    )
+        grep = shutil.which("grep")
+        search_time, grep_time = paired_medians(
+            lambda: pager.search(NEEDLE),
+            lambda: subprocess.run([grep, "-c", NEEDLE, str(path)], check=True, capture_output=True),
+            runs,
+        )
     rows.append(
         (
             "search literal (whole file)",
