@@ -61,19 +61,21 @@ def _retention_unavailable(report) -> list[Advice]:
 def _oversized(report) -> list[Advice]:
     if report.retention is None:
         return []
+    kept: dict[str, float] = {}
+    for result in report.retention.results:
+        if result.oversized:
+            kept[result.tool] = kept.get(result.tool, 0) + result.chars
     found = []
     for summary in report.retention.per_tool():
         if not summary.oversized:
             continue
-        rows = [r for r in report.retention.results if r.tool == summary.tool and r.oversized]
-        kept = sum(r.chars for r in rows)
         budget = summary.budget
         origin = f" ({budget.detail})" if budget.detail else ""
         verb, their = ("exceeds", "its") if summary.oversized == 1 else ("exceed", "their")
         found.append(Advice("oversized", WARNING,
                             f"{plural(summary.oversized, 'result')} from {_code(summary.tool)} {verb} 2× {their} "
-                            f"{figure(budget.chars)}-char budget{origin}, keeping {figure(kept)} chars "
-                            f"({_tokens(kept)}) in context on every later turn."))
+                            f"{figure(budget.chars)}-char budget{origin}, keeping {figure(kept[summary.tool])} chars "
+                            f"({_tokens(kept[summary.tool])}) in context on every later turn."))
     if found:
         found.append(Advice("oversized-next-step", WARNING,
                             "Next: run /compress to reclaim that space now, and check that truncation was on "

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from doctor.core.parts import content_parts, function_response, response_error, response_output, response_payload
 from doctor.report.inert import inert
-from doctor.report.secrets import mask_secrets
+from doctor.report.masking import mask_secrets
 
 PREVIEW_CHARS = 400
 _MASK_WINDOW = 8192

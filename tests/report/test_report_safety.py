@@ -13,7 +13,7 @@ import pytest
 from report_support import HOSTILE_PAYLOAD, HOSTILE_TOOL, PAYLOAD_MARKER, SECRETS, hostile_session, run_cli
 
 from doctor.report.inert import inert, inert_json
-from doctor.report.secrets import mask_secrets
+from doctor.report.masking import mask_secrets
 
 FORMATS = ("text", "json", "markdown", "html")
 
