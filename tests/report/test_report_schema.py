@@ -98,3 +98,23 @@ def test_qwen_object_is_first_of_the_figures_and_verbatim(capsys) -> None:
     report = json.loads(run_cli(capsys, "memory", folder / "session.jsonl", "--json")[1])
     assert list(report)[:4] == ["schemaVersion", "generator", "source", "toolResultRetention"]
     assert list(report["toolResultRetention"]) == list(json.loads((folder / "expected.json").read_text())["toolResultRetention"])
+
+
+def test_unavailable_retention_renders_and_validates() -> None:
+    """Where Qwen's analyzer throws, every format says why and the JSON still validates."""
+    import dataclasses
+
+    from doctor.assemble import ReportOptions, report_for_session
+    from doctor.report.render import FORMATS, render
+    from doctor.sources.registry import open_session
+
+    session = open_session(all_sources()[0])
+    reason = "Tool result retention diagnostics unavailable: content.parts is not iterable (dict)"
+    report = dataclasses.replace(report_for_session(session, ReportOptions()), retention=None,
+                                 retention_unavailable=reason)
+    for fmt in FORMATS:
+        assert "content.parts is not iterable" in render(report, fmt, include_previews=True, session=session)
+    data = json.loads(render(report, "json"))
+    assert "toolResultRetention" not in data and data["retention"] == {"available": False, "reason": reason}
+    assert data["advice"][0]["topic"] == "retention-unavailable"
+    _validate(data)
