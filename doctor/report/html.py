@@ -11,7 +11,14 @@ import re
 from html import escape
 
 from doctor.report.model import MemoryReport
-from doctor.report.sections import Paragraph, Section, Table, Verbatim, build_sections, heading
+from doctor.report.sections import (
+    Paragraph,
+    Section,
+    Table,
+    Verbatim,
+    build_sections,
+    heading,
+)
 
 _POLICY = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 _STYLE = """

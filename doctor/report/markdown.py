@@ -11,7 +11,14 @@ from __future__ import annotations
 import re
 
 from doctor.report.model import MemoryReport
-from doctor.report.sections import Paragraph, Section, Table, Verbatim, build_sections, heading
+from doctor.report.sections import (
+    Paragraph,
+    Section,
+    Table,
+    Verbatim,
+    build_sections,
+    heading,
+)
 
 # What can start emphasis, code, a link, a cell or strikethrough anywhere in a line…
 _SPECIAL = re.compile(r"([\\`*_\[\]|~])")

@@ -10,7 +10,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from doctor.core.parts import content_parts, function_response, response_error, response_output, response_payload
+from doctor.core.parts import (
+    content_parts,
+    function_response,
+    response_error,
+    response_output,
+    response_payload,
+)
 from doctor.report.inert import inert
 from doctor.report.masking import mask_secrets
 

@@ -49,8 +49,8 @@ def _tracemalloc(diagnostics: ProcessDiagnostics) -> list[str]:
     traced = diagnostics.tracemalloc
     if not traced.tracing:
         return ["tracemalloc: not tracing (start Python with -X tracemalloc or PYTHONTRACEMALLOC=1)"]
-    lines = [f"tracemalloc: current {format_bytes(traced.current)}, peak {format_bytes(traced.peak)}, "
-             f"{traced.frames} frame(s)"]
+    lines = [(f"tracemalloc: current {format_bytes(traced.current)}, peak {format_bytes(traced.peak)}, "
+              f"{traced.frames} frame(s)")]
     if traced.top_sites:
         lines.append("tracemallocTopSites:")
         lines.extend(f"  - {site.location}: {format_bytes(site.bytes)} in {figure(site.count)} block(s)"
@@ -99,8 +99,8 @@ def process_lines(diagnostics: ProcessDiagnostics) -> list[str]:
         TITLE,
         f"timestamp: {diagnostics.timestamp}",
         f"pid: {diagnostics.pid}",
-        f"python: {diagnostics.python_implementation} {diagnostics.python_version} "
-        f"({diagnostics.platform}, {diagnostics.machine})",
+        (f"python: {diagnostics.python_implementation} {diagnostics.python_version} "
+         f"({diagnostics.platform}, {diagnostics.machine})"),
         f"uptimeSeconds: {UNAVAILABLE if uptime is None else format_uptime(uptime)}",
         f"rss: {format_bytes(diagnostics.rss)}",
         f"maxRSS: {format_bytes(peak.bytes if peak else None)}",

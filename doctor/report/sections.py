@@ -12,7 +12,11 @@ import re
 from dataclasses import dataclass
 
 from doctor.report.advice import advise, interpretation
-from doctor.report.audit_summary import AUDIT_CATEGORIES, category_counts, presented_audit_json
+from doctor.report.audit_summary import (
+    AUDIT_CATEGORIES,
+    category_counts,
+    presented_audit_json,
+)
 from doctor.report.figures import figure, plural
 from doctor.report.inert import inert_line
 from doctor.report.model import MemoryReport

@@ -11,7 +11,14 @@ from __future__ import annotations
 import textwrap
 
 from doctor.report.model import MemoryReport
-from doctor.report.sections import Paragraph, Section, Table, Verbatim, build_sections, heading
+from doctor.report.sections import (
+    Paragraph,
+    Section,
+    Table,
+    Verbatim,
+    build_sections,
+    heading,
+)
 
 WIDTH = 100
 INDENT = "  "

@@ -36,7 +36,7 @@ def _browser(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
     assert BROWSER, "chromium is required (DOCTOR_REQUIRE_REFERENCE=1)"
     profile = tmp_path / "profile"
     return subprocess.run([BROWSER, *FLAGS, f"--user-data-dir={profile}", *args],
-                          capture_output=True, text=True, timeout=120, env={**os.environ, "HOME": str(tmp_path)})
+                          capture_output=True, text=True, timeout=120, check=False, env={**os.environ, "HOME": str(tmp_path)})
 
 
 def _dom(tmp_path: Path, page: Path) -> str:

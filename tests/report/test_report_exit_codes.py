@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from report_support import ROOT, RECORDINGS, run_cli
+from report_support import RECORDINGS, ROOT, run_cli
 
 from doctor import exitcodes
 
@@ -144,9 +144,9 @@ def test_a_failed_check_outranks_partial_input(capsys, tmp_path: Path) -> None:
 def test_python_dash_m_doctor(tmp_path: Path) -> None:
     env = {**os.environ, "PYTHONPATH": str(ROOT), "HOME": str(tmp_path)}
     failed = subprocess.run([sys.executable, "-m", "doctor", "memory", str(OVERSIZED), "--check", "--json"],
-                            capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120)
+                            capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120, check=False)
     assert failed.returncode == exitcodes.FINDINGS, failed.stderr
     assert '"oversizedResultCount": 2' in failed.stdout
     usage = subprocess.run([sys.executable, "-m", "doctor", "memory", "--bogus"],
-                           capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120)
+                           capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120, check=False)
     assert usage.returncode == exitcodes.USAGE_OR_INPUT and usage.stdout == ""

@@ -91,6 +91,7 @@ def test_text_sections_in_order(capsys) -> None:
 
 def test_process_section_mirrors_qwens_core_lines(capsys) -> None:
     code, out, _ = run_cli(capsys, "memory", all_sources()[0], "--no-tui", "--self")
+    assert code == 0
     section = out.split("\nProcess\n", 1)[1].split("\n\n", 1)[0].split("\n")
     keys = [line.strip().split(":", 1)[0] for line in section]
     assert keys[0] == "Memory Diagnostics (Python process)"
@@ -104,6 +105,7 @@ def test_interpretation_names_the_tool_and_its_budget(capsys) -> None:
     """The issue's example, on a real recording: an overridden budget makes `glob` the culprit."""
     path = next(p for p in all_sources() if "oversized-alarm" in str(p))
     code, out, _ = run_cli(capsys, "memory", path, "--no-tui", "--tool-budget", "glob=10000")
+    assert code == 0
     paragraph = " ".join(line.strip() for line in out.split("\nInterpretation\n", 1)[1].split("\n"))
     assert "1 result from `glob` exceeds 2× its 10,000-char budget (glob)" in paragraph
     assert "/compress" in paragraph

@@ -10,7 +10,14 @@ from __future__ import annotations
 import json
 
 import pytest
-from report_support import HOSTILE_PAYLOAD, HOSTILE_TOOL, PAYLOAD_MARKER, SECRETS, hostile_session, run_cli
+from report_support import (
+    HOSTILE_PAYLOAD,
+    HOSTILE_TOOL,
+    PAYLOAD_MARKER,
+    SECRETS,
+    hostile_session,
+    run_cli,
+)
 
 from doctor.report.inert import inert, inert_json
 from doctor.report.masking import mask_secrets
