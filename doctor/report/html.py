@@ -12,6 +12,7 @@ from html import escape
 
 from doctor.report.model import MemoryReport
 from doctor.report.sections import (
+    QWEN_SECTION_TITLE,
     Paragraph,
     Section,
     Table,
@@ -58,7 +59,7 @@ def _verbatim(block: Verbatim) -> str:
 
 
 def _section(section: Section) -> str:
-    title = section.title or "Tool result retention (Qwen Code's lines)"
+    title = section.title or QWEN_SECTION_TITLE
     parts = [f'<section id="{_slug(section.title or "qwen-retention")}"><h2>{escape(title)}</h2>']
     for block in section.blocks:
         if isinstance(block, Table):

@@ -12,6 +12,7 @@ import re
 
 from doctor.report.model import MemoryReport
 from doctor.report.sections import (
+    QWEN_SECTION_TITLE,
     Paragraph,
     Section,
     Table,
@@ -61,7 +62,7 @@ def _verbatim(block: Verbatim) -> list[str]:
 
 
 def _section(section: Section) -> list[str]:
-    title = section.title or "Tool result retention (Qwen Code's lines)"
+    title = section.title or QWEN_SECTION_TITLE
     lines = [f"## {_escape(title)}", ""]
     for block in section.blocks:
         if isinstance(block, Table):

@@ -26,6 +26,8 @@ from doctor.report.qwen_text import format_tool_result_retention
 
 # Findings listed one by one in the human formats; the JSON has them all.
 FINDINGS_SHOWN = 20
+# The heading Markdown and HTML give Qwen's block (the text report prints the block alone).
+QWEN_SECTION_TITLE = "Tool result retention (Qwen Code's lines)"
 _CODE_SPAN = re.compile(r"(`[^`\n]+`)")
 
 
