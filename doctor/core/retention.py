@@ -144,8 +144,11 @@ def _truthy_key(mapping: dict, camel: str, snake: str) -> bool:
     return value is not None and js_truthy(value)
 
 
-def _part_chars(part: object, fr: object, image_token_estimate: float) -> float:
-    """estimatePartChars for a part known to hold a functionResponse, fast for dicts."""
+def _part_chars(part: object, fr: object, image_token_estimate: float, raw: object = None, raw_len: int = 0) -> float:
+    """estimatePartChars for a part known to hold a functionResponse, fast for dicts.
+
+    `raw` and `raw_len`, when given, are a string already measured: not measured twice.
+    """
     if type(part) is dict and type(fr) is dict:
         if _truthy_key(part, "inlineData", "inline_data") or _truthy_key(part, "fileData", "file_data"):
             return image_token_estimate * TOKEN_TO_CHAR_RATIO
@@ -157,11 +160,11 @@ def _part_chars(part: object, fr: object, image_token_estimate: float) -> float:
         if type(response) is dict:
             output = response.get("output")
             if type(output) is str:
-                total = js_len(output)
+                total = raw_len if output is raw else js_len(output)
             else:
                 error = response.get("error")
                 if type(error) is str:
-                    total = js_len(error)
+                    total = raw_len if error is raw else js_len(error)
         elif response is not None:
             return estimate_part_chars(part, image_token_estimate)
         nested = fr.get("parts")
@@ -172,10 +175,11 @@ def _part_chars(part: object, fr: object, image_token_estimate: float) -> float:
     return estimate_part_chars(part, image_token_estimate)
 
 
-def _is_oversized(raw: object, budget: float) -> bool:
+def _is_oversized(raw: object, budget: float, raw_len: int | None = None) -> bool:
     if type(raw) is not str or raw.startswith(_ALREADY_TRUNCATED) or not math.isfinite(budget):
         return False
-    return js_len(raw) > budget * COMBINED_PASS_TOLERANCE_FACTOR + TRUNCATION_FALLBACK_ENVELOPE_SLACK
+    length = js_len(raw) if raw_len is None else raw_len
+    return length > budget * COMBINED_PASS_TOLERANCE_FACTOR + TRUNCATION_FALLBACK_ENVELOPE_SLACK
 
 
 def qwen_retention_totals(
@@ -293,6 +297,7 @@ def measure_tool_results(
     `first_*` continue the numbering when `history` is the tail of a longer one.
     """
     measures: list[ResultMeasure] = []
+    budget_of: dict[str, Budget] = {}  # one lookup (and one Budget object) per tool name
     turn = first_turn
     try:
         for content_index, content in enumerate(history, first_index):
@@ -307,7 +312,7 @@ def measure_tool_results(
                 if fr is None:
                     continue
                 measures.append(
-                    _measure(part, fr, budgets, image_token_estimate,
+                    _measure(part, fr, budgets, budget_of, image_token_estimate,
                              ordinal=first_ordinal + len(measures), position=(content_index, part_index), turn=turn)
                 )
     except (TypeError, AttributeError, ValueError, RecursionError) as exc:
@@ -315,15 +320,22 @@ def measure_tool_results(
     return measures
 
 
-def _measure(part, fr, budgets: BudgetRegistry, image_token_estimate: float, *, ordinal, position, turn) -> ResultMeasure:
-    name = field(fr, "name")
+def _measure(part, fr, budgets: BudgetRegistry, budget_of: dict, image_token_estimate: float, *,
+             ordinal, position, turn) -> ResultMeasure:
+    """One row; each string is measured once (astral text costs a scan, the rest is O(1))."""
+    if type(fr) is dict:
+        name, response, call_id = fr.get("name"), fr.get("response"), fr.get("id")
+    else:
+        name, response, call_id = field(fr, "name"), field(fr, "response"), field(fr, "id")
+    output = field(response, "output") if response is not None else None
+    error = field(response, "error") if response is not None and output is None else None
+    raw = error if output is None else output
     tool = name if isinstance(name, str) else ""
-    budget = budgets.result_budget(tool) if isinstance(name, str) or name is None else budgets.threshold
-    raw = raw_result_text(fr)
-    response = field(fr, "response")
-    is_error = response is not None and field(response, "output") is None and field(response, "error") is not None
+    budget = budget_of.get(tool) if isinstance(name, str) or name is None else budgets.threshold
+    if budget is None:
+        budget = budget_of[tool] = budgets.result_budget(tool)
+    raw_len = js_len(raw) if isinstance(raw, str) else 0
     kind = sentinel_kind(raw)
-    call_id = field(fr, "id")
     return ResultMeasure(
         ordinal=ordinal,
         content_index=position[0],
@@ -331,11 +343,11 @@ def _measure(part, fr, budgets: BudgetRegistry, image_token_estimate: float, *, 
         turn=turn,
         call_id=call_id if isinstance(call_id, str) else None,
         tool=tool,
-        chars=_part_chars(part, fr, image_token_estimate),
-        raw_chars=js_len(raw) if isinstance(raw, str) else 0,
-        is_error=is_error,
+        chars=_part_chars(part, fr, image_token_estimate, raw, raw_len),
+        raw_chars=raw_len,
+        is_error=response is not None and output is None and error is not None,
         budget=budget,
-        oversized=_is_oversized(raw, budget.chars),
+        oversized=_is_oversized(raw, budget.chars, raw_len if isinstance(raw, str) else None),
         sentinel=kind,
         stub=parse_stub(raw[:HEAD_CHARS]) if kind != NONE else None,
     )
