@@ -10,6 +10,7 @@ to, locks or memory-maps the file.
 
 from __future__ import annotations
 
+import codecs
 import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -38,6 +39,58 @@ def loads(data: bytes | str) -> object:
     except orjson.JSONDecodeError:
         text = data.decode("utf-8", "replace") if isinstance(data, bytes) else data
         return json.loads(text)
+
+
+def iter_line_spans(path: Path, *, start: int = 0) -> Iterator[tuple[int, bytes, memoryview, int, int, bool, bool]]:
+    """The lines of `iter_raw_lines`, uncopied: (byte offset, buffer, its memoryview, begin, end,
+    ended-with-newline, valid UTF-8), the line being `buffer[begin:end]`.
+
+    For hot loops that decode each line once and drop it: a line inside one read
+    chunk is a span of that chunk, a line spanning chunks is joined into its own
+    buffer. UTF-8 is checked a chunk at a time (ASCII chunks cost nothing). The
+    same lines as `iter_raw_lines`, including its last, possibly empty,
+    unterminated one.
+    """
+    with open_session_file(path) as handle:
+        handle.seek(start)
+        offset = start
+        pending: list[bytes] = []
+        read = handle.read
+        while True:
+            chunk = read(READ_CHUNK)
+            if not chunk:
+                break
+            view = memoryview(chunk)
+            find = chunk.find
+            begin = 0
+            chunk_valid = chunk.isascii()  # else lines are checked one by one: decoding a whole
+            # chunk past its first non-ASCII byte costs far more than the ASCII lines' fast path
+            while True:
+                end = find(b"\n", begin)
+                if end < 0:
+                    pending.append(chunk[begin:])
+                    break
+                if pending:
+                    pending.append(chunk[begin:end])
+                    line = b"".join(pending)
+                    pending.clear()
+                    yield offset, line, memoryview(line), 0, len(line), True, is_valid_utf8(line)
+                    offset += len(line) + 1
+                else:
+                    yield offset, chunk, view, begin, end, True, chunk_valid or _valid_utf8_view(view[begin:end])
+                    offset += end - begin + 1
+                begin = end + 1
+        if pending:
+            line = b"".join(pending)
+            yield offset, line, memoryview(line), 0, len(line), False, is_valid_utf8(line)
+
+
+def _valid_utf8_view(view: memoryview) -> bool:
+    try:
+        codecs.utf_8_decode(view, "strict", True)
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 def iter_raw_lines(path: Path, *, start: int = 0) -> Iterator[tuple[int, int, bytes, bool]]:

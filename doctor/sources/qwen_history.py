@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections import Counter, deque
 from collections.abc import Callable, Iterable, Iterator
 
-from doctor.sources.qwen_transcript import COMPRESSION, SYSTEM_QUIET, ChainRecords
+from doctor.sources.qwen_transcript import COMPRESSION, SYSTEM_ACTIVE, SYSTEM_QUIET, ChainRecords
 
 ORPHAN_TOOL_USE_REPAIR_REASON = (
     "Tool execution result was not recorded \u2014 likely interrupted by network failure, abort, "
@@ -56,6 +56,15 @@ def _call_ids(parts: Iterable) -> Iterator[str]:
         call = _function_call(part)
         if call is not None and call.get("id"):
             yield call["id"]
+
+
+def _has_call_id(parts: Iterable) -> bool:
+    for part in parts:
+        if type(part) is dict:
+            call = part.get("functionCall")
+            if type(call) is dict and call and call.get("id"):
+                return True
+    return False
 
 
 def _response_ids(parts: Iterable) -> Iterator[str]:
@@ -96,9 +105,20 @@ class _ToolIdCounts:
         self.results: Counter = Counter()
 
     def add(self, parts: Iterable) -> None:
-        parts = list(parts)
-        self.calls.update(_call_ids(parts))
-        self.results.update(_response_ids(parts))
+        calls, results = self.calls, self.results
+        for part in parts:
+            if type(part) is not dict:
+                continue
+            call = part.get("functionCall")
+            if type(call) is dict and call:
+                call_id = call.get("id")
+                if call_id:
+                    calls[call_id] += 1
+            response = part.get("functionResponse")
+            if type(response) is dict:
+                response_id = response.get("id")
+                if response_id:
+                    results[response_id] += 1
 
     def unique(self, tool_call_id: object) -> bool:
         return (
@@ -107,6 +127,22 @@ class _ToolIdCounts:
             and self.calls[tool_call_id] == 1
             and self.results[tool_call_id] == 1
         )
+
+
+def _copy_fresh_content(content: dict) -> dict:
+    """`copy_content` for a message decoded for this history alone: the Content and its parts list.
+
+    Nothing edits a part in place (merges and the orphan repair build new parts
+    lists), so a part decoded for this pass need not be copied again; the values
+    are the ones `copy_content` gives.
+    """
+    copied = dict(content)
+    parts = content.get("parts")
+    if type(parts) is list:
+        copied["parts"] = [part if type(part) is dict else _copy_part(part) for part in parts]
+    elif isinstance(parts, list):
+        copied["parts"] = [_copy_part(part) for part in parts]
+    return copied
 
 
 def _is_plain_prompt(record: dict | None, raw_command: object) -> bool:
@@ -128,8 +164,9 @@ def _is_plain_prompt(record: dict | None, raw_command: object) -> bool:
 class _Accumulator:
     """`SessionApiHistoryAccumulator.add`, with only the last two entries held back."""
 
-    def __init__(self, report: Report):
+    def __init__(self, report: Report, track_counts: bool = True):
         self.report = report
+        self.track_counts = track_counts  # only a goal_turn_end after a record reads the counts
         self.pending: deque[dict] = deque()
         self.completed: set[str] = set()
         self.counts = _ToolIdCounts()
@@ -168,14 +205,16 @@ class _Accumulator:
             return
         parts = message.get("parts") or []
         check_parts(parts, self.report)
-        self.completed.difference_update(_call_ids(parts))
-        self.completed.difference_update(_response_ids(parts))
-        copied = copy_content(message)
+        if self.completed:
+            self.completed.difference_update(_call_ids(parts))
+            self.completed.difference_update(_response_ids(parts))
+        copied = _copy_fresh_content(message)
         if record.get("subtype") == "mid_turn_user_message" and self._merge(copied):
             pass
         else:
             self.pending.append(copied)
-        self.counts.add(copied.get("parts") or ())
+        if self.track_counts:
+            self.counts.add(copied.get("parts") or ())
         self.last_material = record
 
     def _merge(self, message: dict) -> bool:
@@ -237,26 +276,36 @@ def _parts_of(content: object) -> list:
 
 def check_parts(parts: list, report: Report) -> None:
     """Qwen's rebuild reads `part.functionCall` and `"functionCall" in part`: a non-object part throws."""
-    if any(type(part) is not dict for part in parts):
+    for part in parts:
+        if type(part) is dict:
+            continue
         report("a message part is not an object: Qwen 0.24.4 fails to resume this session")
+        return
 
 
 def api_history(records: ChainRecords, report: Report) -> Iterator[dict]:
     """`buildSessionHistoryFromConversation(...).apiHistory`, streamed."""
-    index = records.index
+    kinds = records.index._kind
+    chain = records.chain
     start = 0
-    for position, ident in enumerate(records.chain):
-        if index.kind(ident) == COMPRESSION:
+    active = False  # a slash_command or goal_turn_end after `start`: only they read the tool id counts
+    for position, ident in enumerate(chain):
+        kind = kinds[ident]
+        if kind == COMPRESSION:
             start = position
-    accumulator = _Accumulator(report)
-    for ident, record in records.iter_records(start, skip=lambda ident: index.kind(ident) == SYSTEM_QUIET):
-        if record is None:
-            continue
-        if index.kind(ident) == COMPRESSION:
+            active = False
+        elif kind == SYSTEM_ACTIVE:
+            active = True
+    accumulator = _Accumulator(report, track_counts=active)
+    pending = accumulator.pending
+    for ident, record in records.iter_history_records(start, SYSTEM_QUIET):
+        if kinds[ident] == COMPRESSION:
             accumulator.compress(record)
+            pending = accumulator.pending
         else:
             accumulator.add(record)
-        yield from accumulator.drain(keep=2)
+        while len(pending) > 2:
+            yield pending.popleft()
     if not accumulator.frozen:
         yield from accumulator.drain(keep=0)
 
@@ -273,17 +322,22 @@ def is_degraded_placeholder(content: dict) -> bool:
 def repair_orphaned_tool_use(contents: Iterable[dict], reason: str = ORPHAN_TOOL_USE_REPAIR_REASON) -> Iterator[dict]:
     """`repairOrphanedToolUseTurns`, one model turn and its answering user run at a time."""
     window: list[dict] = []
+    answering = False  # the window holds a user turn after its model turn
     for content in contents:
+        role = content.get("role")
         if window:
-            role = content.get("role")
-            answering = any(c.get("role") == "user" for c in window[1:])
-            if role == "user" or (role == "model" and not answering and is_degraded_placeholder(content)):
+            if role == "user":
+                window.append(content)
+                answering = True
+                continue
+            if role == "model" and not answering and is_degraded_placeholder(content):
                 window.append(content)
                 continue
             yield from _repair_window(window, reason)
             window = []
-        if content.get("role") == "model" and any(True for _ in _call_ids(_parts_of(content))):
+        if role == "model" and _has_call_id(_parts_of(content)):
             window = [content]
+            answering = False
         else:
             yield content
     if window:
@@ -299,6 +353,8 @@ def _repair_window(window: list[dict], reason: str) -> list[dict]:
     adjacent = 1
     while adjacent < len(window) and window[adjacent].get("role") == "model":
         adjacent += 1
+    if _answered_in_place(window, expected, adjacent):
+        return window
     matched: dict[str, list[tuple[int, int, dict]]] = {}
     for turn in range(adjacent, len(window)):
         for slot, part in enumerate(_parts_of(window[turn])):
@@ -335,6 +391,22 @@ def _repair_window(window: list[dict], reason: str) -> list[dict]:
     else:
         window.insert(adjacent, {"role": "user", "parts": injected})
     return window
+
+
+def _answered_in_place(window: list[dict], expected: dict, adjacent: int) -> bool:
+    """Every expected call answered exactly once, in the user turn right after the calls: nothing to repair."""
+    seen = set()
+    for turn in range(adjacent, len(window)):
+        for part in _parts_of(window[turn]):
+            response = part.get("functionResponse") if type(part) is dict else None
+            if type(response) is not dict:
+                continue
+            response_id = response.get("id")
+            if response_id and response_id in expected:
+                if turn != adjacent or response_id in seen:
+                    return False
+                seen.add(response_id)
+    return len(seen) == len(expected)
 
 
 def resumed_history(records: ChainRecords, report: Report) -> Iterator[dict]:

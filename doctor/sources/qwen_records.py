@@ -14,7 +14,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from typing import Any
 
+import msgspec
+from orjson import loads as _orjson_loads
+
+from doctor.core.jsvalues import js_len
 from doctor.sources.jsonl import loads
 
 RECORD_TYPES = frozenset({"user", "assistant", "tool_result", "system"})
@@ -31,6 +36,108 @@ NON_CONVERSATION_SUBTYPES = frozenset(
     }
 )
 _STRUCTURAL = re.compile(r'[{}"\\]')
+_ABSENT = msgspec.Raw(b"")
+
+
+class ShellDisplay(msgspec.Struct):
+    """A structured `resultDisplay`: its type, and a shell result's two copies of the output, raw."""
+
+    type: Any = None
+    text: msgspec.Raw = _ABSENT
+    output: msgspec.Raw = _ABSENT
+
+
+class _ToolCallResult(msgspec.Struct):
+    resultDisplay: str | ShellDisplay | None = None
+
+
+class IndexFields(msgspec.Struct):
+    """What pass 1 needs from a record, decoded without building the rest.
+
+    msgspec validates the whole line as JSON while skipping unknown fields, so
+    a line it accepts is one `JSON.parse` accepts (it is stricter only where
+    the caller falls back to `parse_line`: lone surrogate escapes, wrong field
+    types, a missing identity field). The types here are the ones
+    `validateTranscriptRecord` wants; anything else raises and takes the slow
+    path, which reports the problem exactly as before.
+    """
+
+    uuid: str
+    parentUuid: str | None
+    sessionId: str
+    type: str
+    subtype: Any = None
+    toolCallResult: _ToolCallResult | None = None  # a display of another JSON type raises
+    systemPayload: msgspec.Raw = _ABSENT
+    message: msgspec.Raw = _ABSENT  # skipped, but its length lets pass 2 read just these bytes
+    goalContext: msgspec.Raw = _ABSENT
+
+
+class HistoryFields(msgspec.Struct):
+    """The fields the API history rebuild reads; `toolCallResult` (the UI copy) is skipped.
+
+    The payloads stay raw and are decoded by orjson (`loads`), so their values
+    are exactly what `parse_line` would give (orjson and msgspec differ on
+    integers beyond 64 bits).
+    """
+
+    type: Any = None
+    subtype: Any = None
+    message: msgspec.Raw = _ABSENT
+    systemPayload: msgspec.Raw = _ABSENT
+    goalContext: msgspec.Raw = _ABSENT
+
+
+INDEX_DECODER = msgspec.json.Decoder(IndexFields)
+HISTORY_DECODER = msgspec.json.Decoder(HistoryFields)
+FAST_ERRORS = (msgspec.DecodeError, msgspec.ValidationError, ValueError)
+
+
+def raw_string_length(raw: msgspec.Raw) -> int:
+    """JS length of a raw JSON value when it is a string, else 0 (absent counts 0)."""
+    if not raw:
+        return 0
+    value = _orjson_loads(memoryview(raw))
+    return js_len(value) if type(value) is str else 0
+
+
+def shell_display_chars(display: ShellDisplay) -> int:
+    """`display_chars` of a shell_result display: `text` and `output`, decoded once when they are the same."""
+    text, output = display.text, display.output
+    chars = raw_string_length(text)
+    return chars * 2 if output == text else chars + raw_string_length(output)
+
+
+def normalized_message(message: object) -> dict | None:
+    """`message` as `merge_fragments([normalized_record(...)])` leaves it: `{role?, parts}` or None."""
+    if type(message) is not dict:
+        return None
+    normalized: dict = {}
+    role = message.get("role")
+    if isinstance(role, str):
+        normalized["role"] = role
+    parts = message.get("parts")
+    normalized["parts"] = parts if type(parts) is list else []
+    return normalized
+
+
+def history_record(line: bytes) -> dict:
+    """`merge_fragments([normalized_record(parse_line(line)[0][0])])` for a one-record line,
+    reduced to the fields the history reads.
+
+    Raises one of FAST_ERRORS when the line needs the full path (it does not
+    decode, or a payload has bytes orjson refuses).
+    """
+    fields = HISTORY_DECODER.decode(line)
+    subtype = fields.subtype
+    record = {"type": fields.type, "subtype": subtype if isinstance(subtype, str) else None, "message": None}
+    if fields.message:
+        record["message"] = normalized_message(_orjson_loads(memoryview(fields.message)))
+    if fields.systemPayload:
+        record["systemPayload"] = _orjson_loads(memoryview(fields.systemPayload))
+    if fields.goalContext:
+        record["goalContext"] = _orjson_loads(memoryview(fields.goalContext))
+    return record
 
 
 def recover_objects_from_line(line: str) -> list:

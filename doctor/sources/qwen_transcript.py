@@ -12,17 +12,28 @@ the chain's lines when the history or the UI is built.
 
 from __future__ import annotations
 
+import os
 from array import array
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from orjson import loads as _orjson_loads
+
 from doctor.core.jsvalues import js_len, js_stringify_len, js_truthy
 from doctor.sources.base import SideChannelCopy, SourceError, SourceIssue
-from doctor.sources.jsonl import is_valid_utf8, iter_raw_lines
+from doctor.sources.jsonl import is_valid_utf8, iter_line_spans
 from doctor.sources.qwen_records import (
+    FAST_ERRORS,
+    INDEX_DECODER,
+    NON_CONVERSATION_SUBTYPES,
+    RECORD_TYPES,
+    history_record,
     identity_problem,
+    normalized_message,
+    shell_display_chars,
     is_conversation_record,
+    loads,
     merge_fragments,
     normalized_record,
     parse_line,
@@ -36,6 +47,8 @@ SYSTEM_ACTIVE = 2  # slash_command, goal_turn_end, chat_compression without a us
 COMPRESSION = 3  # chat_compression with a truthy compressedHistory: replaces the history
 _ACTIVE_SYSTEM_SUBTYPES = frozenset({"slash_command", "goal_turn_end", "chat_compression"})
 _UI_SYSTEM_SUBTYPES = frozenset({"slash_command", "at_command", "rewind"})
+_TYPE_NAMES = ("user", "assistant", "tool_result", "system")
+_TYPE_CODES = {name: code for code, name in enumerate(_TYPE_NAMES)}
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,6 +73,13 @@ class TranscriptIndex:
     _uuids: list[str] = field(default_factory=list)
     _parent: array = field(default_factory=lambda: array("q"))
     _offset: array = field(default_factory=lambda: array("q"))
+    _length: array = field(default_factory=lambda: array("q"))  # bytes of the first fragment's line
+    # Where a plain material record's `message` value sits in its line (-1: read the whole line), its
+    # length and the record type's code; its subtype when it has one.
+    _message_at: array = field(default_factory=lambda: array("q"))
+    _message_length: array = field(default_factory=lambda: array("q"))
+    _type: array = field(default_factory=lambda: array("b"))
+    _subtypes: dict[int, str] = field(default_factory=dict)
     _kind: array = field(default_factory=lambda: array("b"))
     _ui_kind: array = field(default_factory=lambda: array("b"))
     _position: dict[int, int] = field(default_factory=dict)  # records salvaged from a glued line
@@ -74,6 +94,10 @@ class TranscriptIndex:
             self._uuids.append(uuid)
             self._parent.append(NO_PARENT)
             self._offset.append(-1)
+            self._length.append(-1)
+            self._message_at.append(-1)
+            self._message_length.append(0)
+            self._type.append(0)
             self._kind.append(MATERIAL)
             self._ui_kind.append(0)
         return ident
@@ -94,6 +118,109 @@ class TranscriptIndex:
         """(line offset, position among the line's records) of each fragment, in file order."""
         first = (self._offset[ident], self._position.get(ident, 0))
         return [first, *self._extra_fragments.get(ident, ())]
+
+    def add_fields(self, fields, number: int, offset: int, buffer: bytes, begin: int, end: int) -> bool:
+        """`add` for a line that is one record, from its `IndexFields`; False when `add` must judge it.
+
+        Only records `add` would take without comment come through here (identity
+        valid, a string or absent subtype, a string or shell display); everything
+        else returns False before touching the index, and the caller parses the
+        line fully.
+        """
+        uuid = fields.uuid
+        session_id = fields.sessionId
+        kind = fields.type
+        subtype = fields.subtype
+        if not uuid or not session_id or kind not in RECORD_TYPES or (subtype is not None and type(subtype) is not str):
+            return False
+        result = fields.toolCallResult
+        display = None if result is None else result.resultDisplay
+        payload = None
+        try:
+            if display is None:
+                chars = -1
+            elif type(display) is str:
+                chars = js_len(display)
+            elif display.type == "shell_result":
+                chars = shell_display_chars(display)
+            else:
+                return False  # a structured display is measured as JSON, from the whole record
+            if kind == "system" and subtype == "chat_compression" and fields.systemPayload:
+                payload = loads(bytes(fields.systemPayload))  # rare: decoded only to test compressedHistory
+        except ValueError:
+            return False
+        if session_id not in self.session_ids:
+            self.session_ids[session_id] = number
+        if chars >= 0:
+            self.ui_display.add(chars)
+        if kind == "system":
+            if subtype in NON_CONVERSATION_SUBTYPES:
+                return True
+            if subtype not in _ACTIVE_SYSTEM_SUBTYPES:
+                code = SYSTEM_QUIET
+            elif subtype == "chat_compression" and type(payload) is dict and js_truthy(payload.get("compressedHistory")):
+                code = COMPRESSION
+            else:
+                code = SYSTEM_ACTIVE
+            shown = subtype in _UI_SYSTEM_SUBTYPES
+        else:
+            code = MATERIAL
+            shown = True
+        length = end - begin
+        message_at = message_length = -1
+        raw_message = fields.message
+        if code == MATERIAL and raw_message and not fields.goalContext:
+            # Pass 2 will read only the message. Its first `"message":` is the record's own when the
+            # bytes after it are the value msgspec found (a same-named nested key fails this test).
+            key = buffer.find(b'"message":', begin, end)
+            if key >= 0:
+                value = bytes(raw_message)
+                if buffer.startswith(value, key + 10):
+                    message_at = key + 10 - begin
+                    message_length = len(value)
+        ids = self._ids
+        parent = fields.parentUuid
+        ident = ids.get(uuid)
+        parent_id = ids.get(parent, NO_PARENT) if parent else NO_PARENT
+        self.leaf = ident
+        if ident is None and (not parent or parent_id != NO_PARENT):
+            # The usual record: a new uuid whose parent came before it.
+            self.leaf = ident = len(self._uuids)
+            ids[uuid] = ident
+            self._uuids.append(uuid)
+            self._parent.append(parent_id)
+            self._offset.append(offset)
+            self._length.append(length)
+            self._message_at.append(message_at)
+            self._message_length.append(message_length)
+            self._type.append(_TYPE_CODES[kind])
+            self._kind.append(code)
+            self._ui_kind.append(shown)
+            if subtype is not None:
+                self._subtypes[ident] = subtype
+            return True
+        if ident is None:
+            self.leaf = ident = self._id(uuid)
+        if parent:
+            parent_id = self._id(parent)
+        if self._offset[ident] >= 0:
+            self._extra_fragments.setdefault(ident, []).append((offset, 0))
+            if self._parent[ident] != parent_id:
+                self.issues.append(
+                    SourceIssue(self.path, number, "fragment of an earlier record names another parent (the first one wins)")
+                )
+            return True
+        self._parent[ident] = parent_id
+        self._offset[ident] = offset
+        self._length[ident] = length
+        self._message_at[ident] = message_at
+        self._message_length[ident] = message_length
+        self._type[ident] = _TYPE_CODES[kind]
+        self._kind[ident] = code
+        self._ui_kind[ident] = shown
+        if subtype is not None:
+            self._subtypes[ident] = subtype
+        return True
 
     def add(self, value: dict, number: int, offset: int, position: int) -> None:
         problem = identity_problem(value)
@@ -193,24 +320,42 @@ def extend_index(index: TranscriptIndex, start: int = 0, lines_before: int = 0, 
     """
     path = index.path
     end, lines = start, lines_before
-    for number, offset, raw, terminated in iter_raw_lines(path, start=start):
+    decode = INDEX_DECODER.decode
+    add_fields = index.add_fields
+    number = lines_before
+    for offset, buffer, view, begin, stop, terminated, valid in iter_line_spans(path, start=start):
         if whole_lines_only and not terminated:
             break
-        number += lines_before
-        end, lines = offset + len(raw) + terminated, number
-        stripped = raw.strip()
-        if not stripped:
-            continue
-        values, problem = parse_line(stripped)
-        if problem is not None:
-            index.issues.append(_line_issue(path, number, problem, terminated, len(values), len(stripped)))
-        if values and not is_valid_utf8(stripped):
-            index.issues.append(SourceIssue(path, number, "invalid UTF-8 bytes shown as U+FFFD", "note"))
-        for position, value in enumerate(values):
-            if index.first_record is None:
-                index.first_record = value
-            index.add(value, number, offset, position)
+        number += 1
+        end, lines = offset + stop - begin + terminated, number
+        if valid and index.first_record is not None:
+            # The fast path: a line that is one record, decoded field by field.
+            try:
+                fields = decode(view[begin:stop])
+            except FAST_ERRORS:
+                pass
+            else:
+                if add_fields(fields, number, offset, buffer, begin, stop):
+                    continue
+        _index_line(index, buffer[begin:stop], number, offset, terminated)
     return end, lines
+
+
+def _index_line(index: TranscriptIndex, raw: bytes, number: int, offset: int, terminated: bool) -> None:
+    """The full path for one line: every object `parse_line` finds, and what was wrong with it."""
+    path = index.path
+    stripped = raw.strip()
+    if not stripped:
+        return
+    values, problem = parse_line(stripped)
+    if problem is not None:
+        index.issues.append(_line_issue(path, number, problem, terminated, len(values), len(stripped)))
+    if values and not is_valid_utf8(stripped):
+        index.issues.append(SourceIssue(path, number, "invalid UTF-8 bytes shown as U+FFFD", "note"))
+    for position, value in enumerate(values):
+        if index.first_record is None:
+            index.first_record = value
+        index.add(value, number, offset, position)
 
 
 def _line_issue(path: Path, number: int, problem: str, terminated: bool, salvaged: int, size: int) -> SourceIssue:
@@ -221,6 +366,10 @@ def _line_issue(path: Path, number: int, problem: str, terminated: bool, salvage
     if problem == "invalid JSON":
         return SourceIssue(path, number, f"invalid JSON line ({size:,} bytes) skipped")
     return SourceIssue(path, number, "line holds a JSON value that is not an object; skipped as Qwen does")
+
+
+def loads_message(data: bytes) -> dict | None:
+    return normalized_message(_orjson_loads(data))
 
 
 class ChainRecords:
@@ -249,8 +398,55 @@ class ChainRecords:
                 if skip is not None and skip(ident):
                     yield ident, None
                     continue
-                fragments = [self._read(handle, offset, slot) for offset, slot in self.index.addresses(ident)]
-                yield ident, merge_fragments([f for f in fragments if f is not None])
+                yield ident, self._merged(handle, ident)
+
+    def iter_history_records(self, start: int, skip_kind: int) -> Iterator[tuple[int, dict]]:
+        """(id, record) for chain positions from `start` whose kind is not `skip_kind`.
+
+        The records carry only what the API history reads (type, subtype,
+        message, systemPayload, goalContext): a one-record line is read at its
+        known length and decoded without its `toolCallResult` (the UI copy of
+        the output, most of a tool_result line). Anything else (fragments, a
+        glued line, a line msgspec refuses) goes through `iter_records`'s path.
+        """
+        index = self.index
+        kinds, offsets, lengths = index._kind, index._offset, index._length
+        extra, glued = index._extra_fragments, index._position
+        chain = self.chain
+        try:
+            handle = open(index.path, "rb")
+        except OSError as exc:
+            raise SourceError(index.path, f"cannot re-read: {exc.strerror or exc}") from None
+        with handle:
+            fd = handle.fileno()
+            pread = os.pread
+            message_at, message_length = index._message_at, index._message_length
+            types, subtypes = index._type, index._subtypes
+            for position in range(start, len(chain)):
+                ident = chain[position]
+                if kinds[ident] == skip_kind:
+                    continue
+                at = message_at[ident]
+                if at >= 0 and ident not in extra:
+                    try:
+                        message = loads_message(pread(fd, message_length[ident], offsets[ident] + at))
+                    except ValueError:
+                        pass
+                    else:
+                        yield ident, {"type": _TYPE_NAMES[types[ident]], "subtype": subtypes.get(ident), "message": message}
+                        continue
+                length = lengths[ident]
+                if length >= 0 and ident not in extra and ident not in glued:
+                    try:
+                        yield ident, history_record(pread(fd, length, offsets[ident]))
+                        continue
+                    except FAST_ERRORS:
+                        pass
+                yield ident, self._merged(handle, ident)
+
+    def _merged(self, handle, ident: int) -> dict:
+        fragments = [self._read(handle, offset, slot) for offset, slot in self.index.addresses(ident)]
+        return merge_fragments([f for f in fragments if f is not None])
 
     def _read(self, handle, offset: int, slot: int) -> dict | None:
         handle.seek(offset)
