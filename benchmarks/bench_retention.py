@@ -33,10 +33,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-import doctor  # noqa: E402
-from doctor.core.budgets import BudgetRegistry  # noqa: E402
-from doctor.core.retention import qwen_retention_totals  # noqa: E402
-from tests.reference.oracle import chunks_dir, oracle_available  # noqa: E402
+import doctor
+from doctor.core.budgets import BudgetRegistry
+from doctor.core.retention import qwen_retention_totals
+from tests.reference.oracle import chunks_dir, oracle_available
 
 TOOLS = ("run_shell_command", "read_file", "grep_search", "glob", "web_fetch", "mcp__github__search_code")
 TEXTS = (
@@ -214,7 +214,7 @@ def main() -> int:
     lines = [
         f"History: {totals.tool_result_count:,} tool results, {len(history):,} Contents, {int(chars):,} chars "
         f"(JS length); Qwen's counters and doctor's agree. Python {sys.version.split()[0]}, "
-        f"Node {subprocess.run(['node', '--version'], capture_output=True, text=True).stdout.strip()}, "
+        f"Node {subprocess.run(['node', '--version'], capture_output=True, text=True, check=True).stdout.strip()}, "
         f"median of {args.repeat} runs.",
         "",
         "| measure | Qwen 0.24.4 (Node) | doctor | ratio | goal | met |",

@@ -20,7 +20,12 @@ from dataclasses import dataclass
 
 from doctor.live import LiveSession
 from doctor.live_summary import summary_line
-from doctor.process import SnapshotRefused, collect_process_diagnostics, take_samples, write_tracemalloc_snapshot
+from doctor.process import (
+    SnapshotRefused,
+    collect_process_diagnostics,
+    take_samples,
+    write_tracemalloc_snapshot,
+)
 from doctor.report.model import MemoryReport
 from doctor.report.render import render
 

@@ -115,7 +115,7 @@ def run(scratch: Path) -> dict:
     try:
         answer = subprocess.run(
             _qwen(["--resume", recording.stem, "-p", "/doctor memory --json"], cwd=work, env=env, port=port),
-            cwd=work, env=env, capture_output=True, text=True, timeout=300)
+            cwd=work, env=env, capture_output=True, text=True, timeout=300, check=False)
     finally:
         model.terminate()
         model.wait()

@@ -20,10 +20,11 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(1, str(HERE.parents[1]))  # run from a checkout without installing doctor
 
-import doctor  # noqa: E402
-import doctor.slash  # noqa: E402
-from model import ScriptedModel  # noqa: E402
-from tools import SHELL_BUDGET, ToolBox  # noqa: E402
+from model import ScriptedModel
+from tools import SHELL_BUDGET, ToolBox
+
+import doctor
+import doctor.slash
 
 
 class Host:

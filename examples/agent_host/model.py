@@ -18,7 +18,7 @@ class ScriptedModel:
         self._call_ids = itertools.count(1)
 
     @classmethod
-    def from_file(cls, path: Path) -> "ScriptedModel":
+    def from_file(cls, path: Path) -> ScriptedModel:
         return cls(json.loads(Path(path).read_text())["steps"])
 
     def respond(self, history: list) -> dict:

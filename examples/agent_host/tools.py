@@ -39,7 +39,8 @@ class ToolBox:
     def _run_shell_command(self, args: dict, call_id: str) -> str:
         """The shell bounds its own output (and so skips the persistence gate), as Qwen's does."""
         done = subprocess.run(
-            args["command"], shell=True, cwd=self.workdir, capture_output=True, text=True, timeout=120, errors="replace"
+            args["command"], shell=True, cwd=self.workdir, capture_output=True, text=True, timeout=120, errors="replace",
+            check=False,
         )
         text = (
             f"Command: {args['command']}\nDirectory: (root)\nOutput: {done.stdout}"

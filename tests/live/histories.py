@@ -6,9 +6,8 @@ can tell the host's objects from anything doctor might have made.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import copy
+from pathlib import Path
 
 from doctor.sources.registry import open_session
 

@@ -14,7 +14,12 @@ import pytest
 
 import doctor
 from doctor.core.analysis import analyze_tool_result_retention
-from tests.live.histories import fresh, has_tool_result, recorded_contents, with_big_outputs
+from tests.live.histories import (
+    fresh,
+    has_tool_result,
+    recorded_contents,
+    with_big_outputs,
+)
 
 HISTORY_BYTES = 200 * 1024 * 1024
 PEAK_LIMIT = 2 * 1024 * 1024

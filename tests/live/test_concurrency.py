@@ -13,7 +13,12 @@ import doctor
 from doctor import slash
 from doctor.core.analysis import analyze_tool_result_retention
 from doctor.core.retention import RetentionTotals, totals_of
-from tests.live.histories import fresh, has_tool_result, recorded_contents, with_big_outputs
+from tests.live.histories import (
+    fresh,
+    has_tool_result,
+    recorded_contents,
+    with_big_outputs,
+)
 
 APPENDS = 3_000
 

@@ -20,7 +20,16 @@ from pathlib import Path
 import pytest
 
 from doctor.assemble import ReportOptions, report_for_session
-from doctor.follow import APPENDED, OPENED, REWRITTEN, ROTATED, TRUNCATED, FileFollower, FollowProvider, print_changes
+from doctor.follow import (
+    APPENDED,
+    OPENED,
+    REWRITTEN,
+    ROTATED,
+    TRUNCATED,
+    FileFollower,
+    FollowProvider,
+    print_changes,
+)
 from doctor.sources.registry import open_session
 
 RECORDINGS = Path(__file__).resolve().parents[1] / "recordings" / "qwen"
@@ -205,11 +214,11 @@ def test_cli_follow_without_path_follows_the_newest_session_here(tmp_path):
     assert len(reports) >= 2
     assert reports[-1]["toolResultRetention"] == _fresh(recording)
     one_shot = subprocess.run([sys.executable, "-m", "doctor", "memory", "--json", str(live)],
-                              cwd=project, env=env, capture_output=True, text=True)
+                              cwd=project, env=env, capture_output=True, text=True, check=False)
     assert json.loads(one_shot.stdout)["toolResultRetention"] == reports[-1]["toolResultRetention"]
 
 
 def test_cli_follow_refuses_a_missing_file(tmp_path):
     result = subprocess.run([sys.executable, "-m", "doctor", "memory", "--follow", str(tmp_path / "nope.jsonl")],
-                            capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(REPO)})
+                            capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(REPO)}, check=False)
     assert result.returncode == 2 and "no such file" in result.stderr and not result.stdout

@@ -16,7 +16,7 @@ import pytest
 from tests.conftest import REQUIRE_REFERENCE
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples"))
-import follow_real_qwen  # noqa: E402
+import follow_real_qwen
 
 UNAVAILABLE = follow_real_qwen.missing()
 pytestmark = [pytest.mark.node, pytest.mark.slow]
