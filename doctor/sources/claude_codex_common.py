@@ -57,12 +57,36 @@ def text_chars(value: object) -> int:
     with the model-visible chars; and walking the value costs nothing like
     re-serialising it (these copies are most of a Claude file's bytes).
     """
+    kind = type(value)
+    if kind is str or (kind is not dict and kind is not list):
+        return _string_chars(value) if isinstance(value, str) else _walk_chars(value)
+    total = 0
+    pending = [value]
+    pop, push = pending.pop, pending.append
+    while pending:
+        item = pop()
+        for child in item.values() if type(item) is dict else item:
+            kind = type(child)
+            if kind is str:
+                total += len(child) if child.isascii() else js_len(child)
+            elif kind is dict or kind is list:
+                push(child)
+            elif isinstance(child, (str, dict, list)):  # subclasses: the general walk
+                total += _walk_chars(child)
+    return total
+
+
+def _string_chars(text: str) -> int:
+    return len(text) if text.isascii() else js_len(text)
+
+
+def _walk_chars(value: object) -> int:
     total = 0
     pending = [value]
     while pending:
         item = pending.pop()
         if isinstance(item, str):
-            total += len(item) if item.isascii() else js_len(item)
+            total += _string_chars(item)
         elif isinstance(item, dict):
             pending.extend(item.values())
         elif isinstance(item, list):

@@ -26,6 +26,9 @@ from doctor.sources.jsonl import iter_json_lines
 TOOL_USE_RESULT = "toolUseResult"
 PROGRESS = "progress"
 ATTACHMENT = "attachment"
+# Records `read_claude_file` takes nothing from (the client's copies of its API requests, 2.1.3xx):
+# they are checked to be valid JSON but not built.
+UNREAD_RECORD_TYPES = frozenset({"api-request", "api-request-shape", "api-request-blob"})
 
 
 @dataclass
@@ -63,7 +66,7 @@ def read_claude_file(path: Path) -> ClaudeFile:
     file = ClaudeFile(path)
     seen_uuids: set[str] = set()
     result_lines: dict[str, int] = {}
-    for line in iter_json_lines(path, file.issues):
+    for line in iter_json_lines(path, file.issues, ignore_types=UNREAD_RECORD_TYPES):
         record = line.value
         if not isinstance(record, dict):
             file.issues.append(SourceIssue(path, line.number, "record is not a JSON object; skipped"))

@@ -15,7 +15,9 @@ import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
+import msgspec
 import orjson
 
 from doctor.sources.base import SourceIssue, open_session_file
@@ -136,28 +138,54 @@ def iter_json_lines(
     *,
     recover: Callable[[str], list] | None = None,
     start: int = 0,
+    ignore_types: frozenset[str] = frozenset(),
 ) -> Iterator[JsonLine]:
     """Parsed values of each non-blank line; problems go to `issues`.
 
     `recover(text)` may salvage objects from a line that does not parse (Qwen
     scans for complete top-level `{…}` objects); what it returns is yielded.
+    `ignore_types`: records the caller would drop unread. A line that starts
+    `{"type":"<one of them>` is validated without building its value, and left
+    out when it is a valid UTF-8 JSON object whose (last) `type` is one of them;
+    any other outcome takes the ordinary path, so only the unused values are missed.
     """
+    prefixes = tuple(b'{"type":"' + kind.encode() for kind in ignore_types)
     for number, offset, raw, terminated in iter_raw_lines(path, start=start):
         stripped = raw.strip()
         if not stripped:
             continue
-        try:
-            value = loads(stripped)
-        except ValueError:
-            salvaged = recover(stripped.decode("utf-8", "replace")) if recover else []
-            for value in salvaged:
-                yield JsonLine(number, offset, value)
-            if not salvaged:
-                issues.append(_bad_line_issue(path, number, terminated, len(stripped)))
+        if prefixes and stripped.startswith(prefixes) and _ignored(stripped, ignore_types):
             continue
-        if not is_valid_utf8(stripped):
-            issues.append(SourceIssue(path, number, "invalid UTF-8 bytes shown as U+FFFD", "note"))
+        try:
+            value = orjson.loads(stripped)  # accepts valid UTF-8 only, so the line needs no other check
+        except orjson.JSONDecodeError:
+            try:
+                value = json.loads(stripped.decode("utf-8", "replace"))
+            except ValueError:
+                salvaged = recover(stripped.decode("utf-8", "replace")) if recover else []
+                for value in salvaged:
+                    yield JsonLine(number, offset, value)
+                if not salvaged:
+                    issues.append(_bad_line_issue(path, number, terminated, len(stripped)))
+                continue
+            if not is_valid_utf8(stripped):
+                issues.append(SourceIssue(path, number, "invalid UTF-8 bytes shown as U+FFFD", "note"))
         yield JsonLine(number, offset, value)
+
+
+class _RecordType(msgspec.Struct):
+    type: Any = None
+
+
+_RECORD_TYPE = msgspec.json.Decoder(_RecordType)
+
+
+def _ignored(line: bytes, ignore_types: frozenset[str]) -> bool:
+    try:
+        kind = _RECORD_TYPE.decode(line).type
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return False
+    return type(kind) is str and kind in ignore_types and is_valid_utf8(line)
 
 
 def is_valid_utf8(raw: bytes) -> bool:
