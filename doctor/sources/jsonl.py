@@ -43,7 +43,9 @@ def loads(data: bytes | str) -> object:
         return json.loads(text)
 
 
-def iter_line_spans(path: Path, *, start: int = 0) -> Iterator[tuple[int, bytes, memoryview, int, int, bool, bool]]:
+def iter_line_spans(
+    path: Path, *, start: int = 0, check_utf8: bool = True
+) -> Iterator[tuple[int, bytes, memoryview, int, int, bool, bool]]:
     """The lines of `iter_raw_lines`, uncopied: (byte offset, buffer, its memoryview, begin, end,
     ended-with-newline, valid UTF-8), the line being `buffer[begin:end]`.
 
@@ -65,7 +67,7 @@ def iter_line_spans(path: Path, *, start: int = 0) -> Iterator[tuple[int, bytes,
             view = memoryview(chunk)
             find = chunk.find
             begin = 0
-            chunk_valid = chunk.isascii()  # else lines are checked one by one: decoding a whole
+            chunk_valid = not check_utf8 or chunk.isascii()  # else lines are checked one by one: decoding a whole
             # chunk past its first non-ASCII byte costs far more than the ASCII lines' fast path
             while True:
                 end = find(b"\n", begin)
@@ -76,7 +78,7 @@ def iter_line_spans(path: Path, *, start: int = 0) -> Iterator[tuple[int, bytes,
                     pending.append(chunk[begin:end])
                     line = b"".join(pending)
                     pending.clear()
-                    yield offset, line, memoryview(line), 0, len(line), True, is_valid_utf8(line)
+                    yield offset, line, memoryview(line), 0, len(line), True, not check_utf8 or is_valid_utf8(line)
                     offset += len(line) + 1
                 else:
                     yield offset, chunk, view, begin, end, True, chunk_valid or _valid_utf8_view(view[begin:end])
@@ -84,7 +86,7 @@ def iter_line_spans(path: Path, *, start: int = 0) -> Iterator[tuple[int, bytes,
                 begin = end + 1
         if pending:
             line = b"".join(pending)
-            yield offset, line, memoryview(line), 0, len(line), False, is_valid_utf8(line)
+            yield offset, line, memoryview(line), 0, len(line), False, not check_utf8 or is_valid_utf8(line)
 
 
 def _valid_utf8_view(view: memoryview) -> bool:
@@ -150,14 +152,23 @@ def iter_json_lines(
     any other outcome takes the ordinary path, so only the unused values are missed.
     """
     prefixes = tuple(b'{"type":"' + kind.encode() for kind in ignore_types)
-    for number, offset, raw, terminated in iter_raw_lines(path, start=start):
-        stripped = raw.strip()
-        if not stripped:
-            continue
-        if prefixes and stripped.startswith(prefixes) and _ignored(stripped, ignore_types):
+    number = 0
+    for offset, buffer, view, begin, end, terminated, _ in iter_line_spans(path, start=start, check_utf8=False):
+        number += 1
+        if prefixes and buffer.startswith(prefixes, begin, end) and _ignored(view[begin:end], ignore_types):
             continue
         try:
-            value = orjson.loads(stripped)  # accepts valid UTF-8 only, so the line needs no other check
+            # orjson skips JSON whitespace itself and accepts valid UTF-8 only, so a line it parses
+            # needs neither stripping nor another check.
+            yield JsonLine(number, offset, orjson.loads(view[begin:end]))
+            continue
+        except orjson.JSONDecodeError:
+            pass
+        stripped = buffer[begin:end].strip()
+        if not stripped:
+            continue
+        try:
+            value = orjson.loads(stripped)
         except orjson.JSONDecodeError:
             try:
                 value = json.loads(stripped.decode("utf-8", "replace"))
@@ -180,12 +191,12 @@ class _RecordType(msgspec.Struct):
 _RECORD_TYPE = msgspec.json.Decoder(_RecordType)
 
 
-def _ignored(line: bytes, ignore_types: frozenset[str]) -> bool:
+def _ignored(line: memoryview, ignore_types: frozenset[str]) -> bool:
     try:
         kind = _RECORD_TYPE.decode(line).type
     except (msgspec.DecodeError, msgspec.ValidationError):
         return False
-    return type(kind) is str and kind in ignore_types and is_valid_utf8(line)
+    return type(kind) is str and kind in ignore_types and _valid_utf8_view(line)
 
 
 def is_valid_utf8(raw: bytes) -> bool:
