@@ -196,7 +196,7 @@ class TranscriptIndex:
             self._type.append(_TYPE_CODES[kind])
             self._kind.append(code)
             self._ui_kind.append(shown)
-            if subtype is not None:
+            if subtype is not None and code == MATERIAL:  # pass 2 reads it for plain material records only
                 self._subtypes[ident] = subtype
             return True
         if ident is None:
@@ -218,7 +218,7 @@ class TranscriptIndex:
         self._type[ident] = _TYPE_CODES[kind]
         self._kind[ident] = code
         self._ui_kind[ident] = shown
-        if subtype is not None:
+        if subtype is not None and code == MATERIAL:  # pass 2 reads it for plain material records only
             self._subtypes[ident] = subtype
         return True
 
