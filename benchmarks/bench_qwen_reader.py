@@ -65,7 +65,7 @@ def run_baseline(path: str, decoder: str) -> None:
 
 def run_reader(path: str) -> dict:
     from doctor.assemble import ReportOptions, resolve_settings
-    from doctor.core.retention import qwen_retention_totals
+    from doctor.core.result_table import qwen_retention_totals
     from doctor.sources.registry import open_session
 
     session = open_session(Path(path))

@@ -35,7 +35,7 @@ sys.path.insert(0, str(ROOT))
 
 import doctor
 from doctor.core.budgets import BudgetRegistry
-from doctor.core.retention import qwen_retention_totals
+from doctor.core.result_table import qwen_retention_totals
 from tests.reference.oracle import chunks_dir, oracle_available
 
 TOOLS = ("run_shell_command", "read_file", "grep_search", "glob", "web_fetch", "mcp__github__search_code")

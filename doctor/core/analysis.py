@@ -3,26 +3,22 @@
 `analyze_tool_result_retention` is the entry point every face of doctor uses
 (CLI, reports, TUI, live attach). `RetentionTracker` keeps the per-Content
 work of a live history so a refresh after appends costs only the new tail.
+Breakdowns are computed from the result table's columns; `ResultMeasure` rows
+are made only for the results a caller actually looks at.
 """
 
 from __future__ import annotations
 
-from collections import Counter
-from collections.abc import Iterable, Sequence
+import heapq
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import islice
 from operator import is_
 
 from doctor.core.budgets import Budget, BudgetRegistry
 from doctor.core.estimator import DEFAULT_IMAGE_TOKEN_ESTIMATE, tokens_for_chars
-from doctor.core.retention import (
-    ResultMeasure,
-    RetentionStats,
-    RetentionTotals,
-    measure_tool_results,
-    qwen_retention_totals,
-    totals_of,
-)
+from doctor.core.result_table import ResultTable
+from doctor.core.retention import ResultMeasure, RetentionStats, RetentionTotals
 from doctor.core.sentinels import LAYERS
 from doctor.core.ui_history import UiScan, scan_ui_history
 
@@ -45,59 +41,136 @@ class ToolSummary:
         return tokens_for_chars(self.chars)
 
 
+class ResultRows(Sequence):
+    """The first `length` rows of a result table, each made when it is read."""
+
+    def __init__(self, table: ResultTable, length: int):
+        self._table = table
+        self._length = length
+
+    def __len__(self) -> int:
+        return self._length
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return [self._table.row(i) for i in range(*index.indices(self._length))]
+        if index < 0:
+            index += self._length
+        if not 0 <= index < self._length:
+            raise IndexError("result index out of range")
+        return self._table.row(index)
+
+    def __iter__(self) -> Iterator[ResultMeasure]:
+        row = self._table.row
+        return (row(i) for i in range(self._length))
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, (ResultRows, list, tuple)):
+            return NotImplemented
+        return len(self) == len(other) and all(a == b for a, b in zip(self, other))
+
+    __hash__ = None  # rows compare by content, like a list
+
+
 @dataclass(frozen=True)
 class RetentionAnalysis:
-    """Everything the reports show about retention, computed once."""
+    """Everything the reports show about retention, for the first `length` results of `table`."""
 
     stats: RetentionStats
-    results: tuple[ResultMeasure, ...]
+    table: ResultTable
+    length: int
     ui: UiScan | None
     budgets: BudgetRegistry
     image_token_estimate: float
 
+    @property
+    def results(self) -> ResultRows:
+        return ResultRows(self.table, self.length)
+
+    def _columns(self, name: str) -> Iterable:
+        """A column of the table up to this analysis's length (the tracker may have extended it)."""
+        return islice(getattr(self.table, name), self.length)
+
     def per_tool(self) -> list[ToolSummary]:
         """Tools by retained chars, largest first."""
-        groups: dict[str, list[ResultMeasure]] = {}
-        for result in self.results:
-            groups.setdefault(result.tool, []).append(result)
-        summaries = [self._summarise(tool, rows) for tool, rows in groups.items()]
+        table = self.table
+        slots: dict[int, list] = {}
+        for slot, chars, flags in zip(self._columns("tool"), self._columns("chars"), self._columns("flags")):
+            group = slots.get(slot)
+            if group is None:
+                group = slots[slot] = [0, 0.0, 0.0, 0, 0, [0] * len(LAYERS)]
+            group[0] += 1
+            group[1] += chars
+            if chars > group[2]:
+                group[2] = chars
+            group[3] += flags & 1
+            group[4] += (flags >> 1) & 1
+            group[5][flags >> 2] += 1
+        summaries = [
+            ToolSummary(
+                tool=table.tools[slot],
+                count=count,
+                chars=_number(chars),
+                largest=_number(largest),
+                oversized=oversized,
+                errors=errors,
+                budget=table.budgets[slot],
+                by_layer=tuple((layer, n) for layer, n in zip(LAYERS, layers) if n),
+            )
+            for slot, (count, chars, largest, oversized, errors, layers) in slots.items()
+        ]
         summaries.sort(key=lambda s: (-s.chars, s.tool))
         return summaries
 
-    def _summarise(self, tool: str, rows: list[ResultMeasure]) -> ToolSummary:
-        layers = Counter(row.sentinel for row in rows)
-        return ToolSummary(
-            tool=tool,
-            count=len(rows),
-            chars=sum(row.chars for row in rows),
-            largest=max(row.chars for row in rows),
-            oversized=sum(row.oversized for row in rows),
-            errors=sum(row.is_error for row in rows),
-            budget=rows[0].budget,
-            by_layer=tuple((layer, layers[layer]) for layer in LAYERS if layers[layer]),
-        )
-
     def largest(self, count: int) -> list[ResultMeasure]:
-        return sorted(self.results, key=lambda r: (-r.chars, r.ordinal))[:count]
+        chars = self.table.chars
+        ordinals = heapq.nsmallest(count, range(self.length), key=lambda i: (-chars[i], i))
+        return [self.table.row(i) for i in ordinals]
+
+    def oversized(self) -> list[ResultMeasure]:
+        return [self.table.row(i) for i, flags in enumerate(self._columns("flags")) if flags & 1]
+
+    def count_raw_above(self, chars: int) -> int:
+        """How many results keep more than `chars` of raw output."""
+        return sum(1 for raw in self._columns("raw_chars") if raw > chars)
+
+    def calls(self) -> dict[str, tuple[int, str]]:
+        """call id -> (ordinal, tool) of the first result answering it."""
+        table = self.table
+        found: dict[str, tuple[int, str]] = {}
+        for ordinal, (call_id, slot) in enumerate(zip(self._columns("call_ids"), self._columns("tool"))):
+            if call_id and call_id not in found:
+                found[call_id] = (ordinal, table.tools[slot])
+        return found
+
+    def with_stubs(self) -> list[ResultMeasure]:
+        """Rows whose text is a sentinel header (the ones that point at spilled output)."""
+        return [self.table.row(i) for i in sorted(self.table.stubs) if i < self.length]
 
     def chars_by_turn(self) -> list[tuple[int, float]]:
         """Retained chars added per user turn, for the "where it grew" chart."""
         per_turn: dict[int, float] = {}
-        for result in self.results:
-            per_turn[result.turn] = per_turn.get(result.turn, 0) + result.chars
-        return sorted(per_turn.items())
+        for turn, chars in zip(self._columns("turn"), self._columns("chars")):
+            per_turn[turn] = per_turn.get(turn, 0) + chars
+        return sorted((turn, _number(chars)) for turn, chars in per_turn.items())
 
     @property
     def layer_counts(self) -> dict[str, int]:
-        counts = Counter(result.sentinel for result in self.results)
-        return {layer: counts[layer] for layer in LAYERS if counts[layer]}
+        counts = [0] * len(LAYERS)
+        for flags in self._columns("flags"):
+            counts[flags >> 2] += 1
+        return {layer: n for layer, n in zip(LAYERS, counts) if n}
+
+
+def _number(value: float) -> float | int:
+    return int(value) if float(value).is_integer() else value
 
 
 def _stats(totals: RetentionTotals, threshold: float, ui: UiScan | None) -> RetentionStats:
     return RetentionStats(
         tool_result_count=totals.tool_result_count,
-        total_chars=totals.total_chars,
-        largest_result_chars=totals.largest_result_chars,
+        total_chars=_number(totals.total_chars),
+        largest_result_chars=_number(totals.largest_result_chars),
         oversized_result_count=totals.oversized_result_count,
         oversized_threshold_chars=threshold if threshold != float("inf") else 0,
         large_outputs_in_ui_history=ui.large_outputs if ui is not None else 0,
@@ -105,16 +178,20 @@ def _stats(totals: RetentionTotals, threshold: float, ui: UiScan | None) -> Rete
     )
 
 
-def _qwen_totals(history: Iterable, budgets: BudgetRegistry, estimate: float) -> RetentionTotals:
-    def resolve(name: str) -> float | None:
-        budget = budgets.registered_budget(name)
-        return None if budget is None else budget.chars
+def _new_table(budgets: BudgetRegistry, image_token_estimate: float) -> ResultTable:
+    return ResultTable(budgets.result_budget, budgets.threshold, image_token_estimate)
 
-    return qwen_retention_totals(
-        history,
-        threshold_chars=budgets.limits.threshold,
-        resolve_tool_budget=resolve,
-        image_token_estimate=estimate,
+
+def _analysis(table: ResultTable, ui_history: Iterable | None, budgets: BudgetRegistry,
+              image_token_estimate: float) -> RetentionAnalysis:
+    ui = scan_ui_history(ui_history, budgets) if ui_history is not None else None
+    return RetentionAnalysis(
+        stats=_stats(table.totals, budgets.limits.threshold, ui),
+        table=table,
+        length=len(table),
+        ui=ui,
+        budgets=budgets,
+        image_token_estimate=image_token_estimate,
     )
 
 
@@ -127,28 +204,18 @@ def analyze_tool_result_retention(
 ) -> RetentionAnalysis:
     """Qwen's `toolResultRetention` for `history` (and `ui_history`), with per-result rows.
 
-    A list (a live host's history) is read by reference: a fixed prefix, since a
-    host thread may append meanwhile, through the fast port of Qwen's loop. Any
-    other iterable (a reader streaming a recording) is consumed once and its
-    totals summed from the rows, so no Content outlives its own measurement.
-    Raises RetentionUnavailable where Qwen's analyzer would throw.
+    One pass. A list (a live host's history) is read by reference, up to the
+    length it had when the analysis started (a host thread may append meanwhile);
+    any other iterable (a reader streaming a recording) is consumed once, so no
+    Content outlives its own measurement. Raises RetentionUnavailable where
+    Qwen's analyzer would throw.
     """
     budgets = budgets or BudgetRegistry()
     if isinstance(history, Sequence):
-        prefix = list(islice(history, len(history)))  # references only, not payloads
-        results = tuple(measure_tool_results(prefix, budgets, image_token_estimate=image_token_estimate))
-        totals = _qwen_totals(prefix, budgets, image_token_estimate)
-    else:
-        results = tuple(measure_tool_results(history, budgets, image_token_estimate=image_token_estimate))
-        totals = totals_of(results)
-    ui = scan_ui_history(ui_history, budgets) if ui_history is not None else None
-    return RetentionAnalysis(
-        stats=_stats(totals, budgets.limits.threshold, ui),
-        results=results,
-        ui=ui,
-        budgets=budgets,
-        image_token_estimate=image_token_estimate,
-    )
+        history = islice(history, len(history))
+    table = _new_table(budgets, image_token_estimate)
+    table.extend(history)
+    return _analysis(table, ui_history, budgets, image_token_estimate)
 
 
 @dataclass
@@ -156,9 +223,9 @@ class RetentionTracker:
     """Incremental analysis of a live history that the host appends to.
 
     It remembers the Contents it has seen (references, not copies) and the
-    counters and rows they produced. On refresh, when every remembered Content
-    is still at its position (checked by identity), only the appended tail is
-    analysed. A replaced, removed or reordered Content, or a shorter history,
+    result table they produced. On refresh, when every remembered Content is
+    still at its position (checked by identity), only the appended tail is
+    measured. A replaced, removed or reordered Content, or a shorter history,
     triggers a full analysis.
 
     It cannot see a Content edited in place (a part appended to the same list,
@@ -169,52 +236,34 @@ class RetentionTracker:
     budgets: BudgetRegistry = field(default_factory=BudgetRegistry)
     image_token_estimate: float = DEFAULT_IMAGE_TOKEN_ESTIMATE
     _seen: list = field(default_factory=list, repr=False)
-    _totals: RetentionTotals = field(default_factory=RetentionTotals, repr=False)
-    _results: list[ResultMeasure] = field(default_factory=list, repr=False)
+    _table: ResultTable | None = field(default=None, repr=False)
     full_scans: int = 0
     incremental_scans: int = 0
 
     def invalidate(self) -> None:
         self._seen = []
-        self._totals = RetentionTotals()
-        self._results = []
+        self._table = None
 
     def _prefix_unchanged(self, history: Sequence) -> bool:
         seen = len(self._seen)
         return len(history) >= seen and all(map(is_, islice(history, seen), self._seen))
 
-    def totals(self, history: Sequence) -> RetentionTotals:
-        """Qwen's counters for `history`, reusing the remembered prefix when it is intact."""
+    def analyze(self, history: Sequence, ui_history: Iterable | None = None) -> RetentionAnalysis:
         length = len(history)  # appends made while we read belong to the next refresh
-        if self._seen and self._prefix_unchanged(history):
+        if self._table is not None and self._prefix_unchanged(history):
             start = len(self._seen)
             self.incremental_scans += 1
         else:
             self.invalidate()
+            self._table = _new_table(self.budgets, self.image_token_estimate)
             start = 0
             self.full_scans += 1
-        tail = list(islice(history, start, length))
-        self._totals = self._totals + _qwen_totals(tail, self.budgets, self.image_token_estimate)
-        self._results.extend(
-            measure_tool_results(
-                tail,
-                self.budgets,
-                image_token_estimate=self.image_token_estimate,
-                first_index=start,
-                first_ordinal=len(self._results),
-                first_turn=self._results[-1].turn if self._results else 0,
-            )
-        )
+        tail = list(islice(history, start, length))  # references to the new Contents
+        table = self._table
+        try:
+            table.extend(tail, start)
+        except Exception:
+            self.invalidate()  # a half-extended table must not be reused
+            raise
         self._seen.extend(tail)
-        return self._totals
-
-    def analyze(self, history: Sequence, ui_history: Iterable | None = None) -> RetentionAnalysis:
-        totals = self.totals(history)
-        ui = scan_ui_history(ui_history, self.budgets) if ui_history is not None else None
-        return RetentionAnalysis(
-            stats=_stats(totals, self.budgets.limits.threshold, ui),
-            results=tuple(self._results),
-            ui=ui,
-            budgets=self.budgets,
-            image_token_estimate=self.image_token_estimate,
-        )
+        return _analysis(table, ui_history, self.budgets, self.image_token_estimate)

@@ -38,7 +38,7 @@ LAYERS = (NONE, IN_TOOL_TRUNCATION, PERSISTED_STUB, PERSISTED_UNSAVED, BATCH_OFF
 # The head inspected for pointers: room for the header lines with very long paths.
 HEAD_CHARS = 8192
 
-_SENTINEL_PREFIXES = (
+SENTINEL_PREFIXES = (
     TOOL_OUTPUT_TRUNCATED_PREFIX,
     PERSISTED_OUTPUT_OPEN_TAG,
     BATCH_TRUNCATED_PREFIX,
@@ -59,7 +59,7 @@ def starts_already_truncated(raw: object) -> bool:
 
 def sentinel_kind(raw: object) -> str:
     """Which layer bounded this result text (NONE when it was kept whole)."""
-    if not isinstance(raw, str) or not raw.startswith(_SENTINEL_PREFIXES):
+    if not isinstance(raw, str) or not raw.startswith(SENTINEL_PREFIXES):
         return NONE
     if raw.startswith(TOOL_OUTPUT_TRUNCATED_PREFIX) or raw.startswith(GEMINI_TRUNCATED_PREFIX):
         return IN_TOOL_TRUNCATION
@@ -115,7 +115,7 @@ def parse_stub(raw: str) -> StubInfo | None:
     kind = sentinel_kind(raw)
     if kind in (NONE, MICROCOMPACTED):
         return None
-    head = raw[:HEAD_CHARS]
+    head = _header_block(raw)
     if kind == BATCH_OFFLOAD:
         paths = _batch_artifact_paths(head)
     elif raw.startswith(GEMINI_MASKED_OPEN_TAG):
@@ -134,6 +134,14 @@ def parse_stub(raw: str) -> StubInfo | None:
         declared_lines=int(totals.group(2)) if totals else None,
         note=note.group(1) if note and not paths else None,
     )
+
+
+def _header_block(raw: str) -> str:
+    """The header lines before the first blank line: every agent's pointer, digest and totals
+    sit there, so the regexes never scan a 2,000-char preview."""
+    head = raw[:HEAD_CHARS]
+    end = head.find("\n\n")
+    return head if end < 0 else head[:end]
 
 
 def _first_saved_path(head: str) -> tuple[str, ...]:

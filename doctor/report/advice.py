@@ -62,9 +62,8 @@ def _oversized(report) -> list[Advice]:
     if report.retention is None:
         return []
     kept: dict[str, float] = {}
-    for result in report.retention.results:
-        if result.oversized:
-            kept[result.tool] = kept.get(result.tool, 0) + result.chars
+    for result in report.retention.oversized():
+        kept[result.tool] = kept.get(result.tool, 0) + result.chars
     found = []
     for summary in report.retention.per_tool():
         if not summary.oversized:
@@ -87,11 +86,11 @@ def _oversized(report) -> list[Advice]:
 def _truncation_disabled(report) -> list[Advice]:
     if report.retention is None or report.settings.threshold != float("inf"):
         return []
-    large = [r for r in report.retention.results if r.raw_chars > LARGE_RESULT_CHARS]
+    large = report.retention.count_raw_above(LARGE_RESULT_CHARS)
     if not large:
         return []
     return [Advice("truncation-disabled", WARNING,
-                   f"Truncation is disabled (tools.truncateToolOutputThreshold ≤ 0): {plural(len(large), 'result')} "
+                   f"Truncation is disabled (tools.truncateToolOutputThreshold ≤ 0): {plural(large, 'result')} "
                    f"above {figure(LARGE_RESULT_CHARS)} chars stay whole in the history; set a positive threshold "
                    "(25,000 is Qwen's default) to bound new ones.")]
 

@@ -139,7 +139,7 @@ class MemoryReport:
             "layers": analysis.layer_counts,
             "perTool": [self._tool_json(summary) for summary in analysis.per_tool()],
             "largest": [self.result_json(result) for result in analysis.largest(self.top)],
-            "oversized": [self.result_json(r) for r in analysis.results if r.oversized],
+            "oversized": [self.result_json(r) for r in analysis.oversized()],
             "perTurn": [{"turn": turn, "chars": _number(chars)} for turn, chars in analysis.chars_by_turn()],
             "uiHistory": None if ui is None else {
                 "tools": len(ui.tools),

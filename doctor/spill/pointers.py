@@ -19,7 +19,7 @@ from pathlib import Path
 
 from doctor.core.analysis import RetentionAnalysis
 from doctor.core.parts import field as part_field
-from doctor.core.retention import function_response_of, raw_result_text
+from doctor.core.result_table import function_response_of, raw_result_text
 from doctor.core.sentinels import BATCH_OFFLOAD, IN_TOOL_TRUNCATION, NONE, parse_stub, sentinel_kind, stub_preview_head
 from doctor.sources.autobot import find_anchors
 from doctor.sources.base import LoadedSession, SourceError
@@ -163,12 +163,8 @@ def pointers_in_text(agent: str, text: str, **context) -> list[SpillPointer]:
 def pointers_for(session: LoadedSession, analysis: RetentionAnalysis | None) -> list[SpillPointer]:
     """All pointers of a session: model-visible ones in result order, then side-channel ones."""
     merged: dict[tuple, SpillPointer] = {}
-    ordinal_of_call: dict[str, tuple[int, str]] = {}
-    for row in analysis.results if analysis is not None else ():
-        if row.call_id:
-            ordinal_of_call.setdefault(row.call_id, (row.ordinal, row.tool))
-        if row.stub is None:
-            continue
+    ordinal_of_call = analysis.calls() if analysis is not None else {}
+    for row in analysis.with_stubs() if analysis is not None else ():
         for pointer in _pointers_of_stub(session.agent, row):
             merged.setdefault(_key(pointer), pointer)
     for pointer in _evidence(session):

@@ -4,7 +4,8 @@ import json
 from pathlib import Path
 
 from doctor.core.analysis import RetentionTracker, analyze_tool_result_retention
-from doctor.core.retention import qwen_retention_totals, totals_of
+from doctor.core.result_table import qwen_retention_totals
+from doctor.core.retention import totals_of
 from doctor.sources.registry import open_session
 
 RECORDINGS = Path(__file__).parents[1] / "recordings" / "qwen"

@@ -15,7 +15,8 @@ import subprocess
 from pathlib import Path
 
 from doctor.core.estimator import estimate_part_chars
-from doctor.core.retention import RetentionUnavailable, qwen_retention_totals
+from doctor.core.result_table import qwen_retention_totals
+from doctor.core.retention import RetentionUnavailable
 
 HERE = Path(__file__).parent
 ORACLE_SCRIPT = HERE / "qwen_oracle.mjs"

@@ -1,0 +1,306 @@
+"""One pass over a history: Qwen's counters and a compact column per result field.
+
+A live host's history can hold 100,000 tool results. Building one Python object
+per result costs ~30 µs and ~270 bytes each, more than Qwen's whole V8 rescan, so
+the pass stores each result's figures in typed arrays (~40 bytes a result) and
+`ResultMeasure` rows are made only when a screen or report asks for one. The loop
+is a direct port of `analyzeToolResultRetention` (chunk-CK5HUN74.js) with a fast
+path for plain dicts; other shapes go through the generic accessors.
+"""
+
+from __future__ import annotations
+
+import math
+from array import array
+from collections.abc import Callable, Iterable, Iterator, Sequence
+
+from doctor.core.budgets import COMBINED_PASS_TOLERANCE_FACTOR, TRUNCATION_FALLBACK_ENVELOPE_SLACK, Budget
+from doctor.core.estimator import (
+    DEFAULT_IMAGE_TOKEN_ESTIMATE,
+    FUNCTION_RESPONSE_WRAPPER_CHARS,
+    estimate_part_chars,
+    function_response_chars,
+)
+from doctor.core.jsvalues import js_len, js_truthy
+from doctor.core.parts import content_role, field
+from doctor.core.retention import ResultMeasure, RetentionTotals, RetentionUnavailable
+from doctor.core.sentinels import (
+    LAYERS,
+    NONE,
+    PERSISTED_OUTPUT_OPEN_TAG,
+    SENTINEL_PREFIXES,
+    TOOL_OUTPUT_TRUNCATED_PREFIX,
+    parse_stub,
+    sentinel_kind,
+)
+
+_ALREADY_TRUNCATED = (TOOL_OUTPUT_TRUNCATED_PREFIX, PERSISTED_OUTPUT_OPEN_TAG)
+_LAYER_CODE = {layer: code for code, layer in enumerate(LAYERS)}
+_OVERSIZED = 1
+_ERROR = 2
+_LAYER_SHIFT = 2
+_ERRORS = (TypeError, AttributeError, ValueError, RecursionError)
+
+BudgetLookup = Callable[[str], Budget]
+# The analyzer's own fallback when no threshold is given (the CLI passes 25,000).
+OVERSIZED_TOOL_RESULT_THRESHOLD_CHARS = 30_000
+# Key for results whose name is not a string: Qwen's registry never matches them.
+_NOT_A_NAME = object()
+
+
+def _js_iterable(parts: object) -> Iterable:
+    """`for (const part of content.parts ?? [])`: JS throws on non-iterables."""
+    if isinstance(parts, (list, tuple, str)):
+        return parts
+    if isinstance(parts, dict) or not hasattr(parts, "__iter__") or hasattr(parts, "keys"):
+        raise RetentionUnavailable(f"content.parts is not iterable ({type(parts).__name__})")
+    return parts
+
+
+def function_response_of(part: object) -> object:
+    """The functionResponse of a part when JS would see one (truthy), else None."""
+    if type(part) is dict:
+        fr = part.get("functionResponse")
+        if fr is None:
+            fr = part.get("function_response")
+    else:
+        fr = field(part, "functionResponse")
+    if fr is None or (type(fr) is not dict and not js_truthy(fr)):
+        return None
+    return fr
+
+
+def raw_result_text(fr: object) -> object:
+    """`response.output ?? response.error`: the string the oversized rule measures."""
+    response = field(fr, "response")
+    if response is None:
+        return None
+    output = field(response, "output")
+    return field(response, "error") if output is None else output
+
+
+class ResultTable:
+    """Every functionResponse of a history, column by column, plus Qwen's counters.
+
+    `extend` may be called again with Contents appended later (the live tracker
+    does); numbering continues. Payload strings are measured, never kept; only
+    names, call ids and parsed sentinel headers are referenced.
+    """
+
+    def __init__(self, budget_for: BudgetLookup, threshold: Budget, image_token_estimate: float):
+        self._budget_for = budget_for
+        self._threshold = threshold
+        self.image_token_estimate = image_token_estimate
+        self.content_index = array("I")
+        self.part_index = array("I")
+        self.turn = array("I")
+        self.chars = array("d")
+        self.raw_chars = array("Q")
+        self.flags = array("B")
+        self.tool = array("I")
+        self.call_ids: list[str | None] = []
+        self.tools: list[str] = []
+        self.budgets: list[Budget] = []
+        self._limits: list[float] = []  # oversized when raw chars exceed this
+        self._tool_index: dict[object, int] = {}
+        self.stubs: dict[int, object] = {}
+        self.count = 0
+        self.total: float = 0
+        self.largest: float = 0
+        self.oversized = 0
+        self.turns = 0
+
+    def __len__(self) -> int:
+        return self.count
+
+    @property
+    def totals(self) -> RetentionTotals:
+        return RetentionTotals(self.count, self.total, self.largest, self.oversized)
+
+    def _tool_slot(self, name: object) -> int:
+        slot = self._tool_index.get(name)
+        if slot is None:
+            budget = self._budget_for(name) if isinstance(name, str) else self._threshold
+            slot = self._tool_index[name] = len(self.tools)
+            self.tools.append(name if isinstance(name, str) else "")
+            self.budgets.append(budget)
+            finite = math.isfinite(budget.chars)
+            self._limits.append(
+                budget.chars * COMBINED_PASS_TOLERANCE_FACTOR + TRUNCATION_FALLBACK_ENVELOPE_SLACK if finite else math.inf
+            )
+        return slot
+
+    def extend(self, contents: Iterable, first_index: int = 0) -> None:
+        """Measure the functionResponses of `contents`, numbered from `first_index`.
+
+        Raises RetentionUnavailable where Qwen's analyzer would throw.
+        """
+        try:
+            self._extend(contents, first_index)
+        except RetentionUnavailable:
+            raise
+        except _ERRORS as exc:
+            raise RetentionUnavailable(str(exc)) from exc
+
+    def _extend(self, contents: Iterable, first_index: int) -> None:
+        estimate = self.image_token_estimate
+        add_content, add_part, add_turn = self.content_index.append, self.part_index.append, self.turn.append
+        add_chars, add_raw, add_flags = self.chars.append, self.raw_chars.append, self.flags.append
+        add_tool, add_call = self.tool.append, self.call_ids.append
+        limits, tool_index, tool_slot = self._limits, self._tool_index, self._tool_slot
+        count, total, largest, oversized, turn = self.count, self.total, self.largest, self.oversized, self.turns
+        for content_index, content in enumerate(contents, first_index):
+            if type(content) is dict:
+                parts = content.get("parts")
+                role = content.get("role")
+            else:
+                if content is None:
+                    raise RetentionUnavailable("Cannot read properties of null (reading 'parts')")
+                parts = field(content, "parts")
+                role = content_role(content)
+            if parts is None:
+                continue
+            if type(parts) is not list:
+                parts = list(_js_iterable(parts))
+            # A user Content with text and no tool result opens a turn (rows after it belong to it).
+            if role == "user" and _is_prompt(parts):
+                turn += 1
+            for part_index, part in enumerate(parts):
+                if type(part) is dict:
+                    fr = part.get("functionResponse")
+                    if fr is None:
+                        fr = part.get("function_response")
+                        if fr is None:
+                            continue
+                    if type(fr) is not dict and not js_truthy(fr):
+                        continue
+                else:
+                    if part is None:
+                        raise RetentionUnavailable("Cannot read properties of null (reading 'functionResponse')")
+                    fr = function_response_of(part)
+                    if fr is None:
+                        continue
+                if type(fr) is dict and type(part) is dict and len(part) == 1:
+                    response = fr.get("response")
+                    name = fr.get("name")
+                    call_id = fr.get("id")
+                    if type(response) is dict:
+                        output = response.get("output")
+                        raw = response.get("error") if output is None else output
+                    elif response is None:
+                        output = raw = None
+                    else:
+                        output = field(response, "output")
+                        raw = field(response, "error") if output is None else output
+                    raw_len = js_len(raw) if type(raw) is str else 0
+                    nested = fr.get("parts")
+                    if (type(output) is str or output is None) and type(response) is dict and type(nested) is not list:
+                        chars = raw_len + FUNCTION_RESPONSE_WRAPPER_CHARS
+                    else:
+                        chars = function_response_chars(fr, estimate)
+                else:
+                    name, call_id, output, raw, raw_len, chars = _generic(part, fr, estimate)
+                if type(name) is not str:
+                    name = "" if name is None else name if isinstance(name, str) else _NOT_A_NAME
+                slot = tool_index.get(name)
+                if slot is None:
+                    slot = tool_slot(name)
+                flags = _ERROR if output is None and raw is not None else 0
+                if type(raw) is str:
+                    if raw_len > limits[slot] and not raw.startswith(_ALREADY_TRUNCATED):
+                        flags |= _OVERSIZED
+                        oversized += 1
+                    if raw.startswith(SENTINEL_PREFIXES):
+                        layer = sentinel_kind(raw)
+                        flags |= _LAYER_CODE[layer] << _LAYER_SHIFT
+                        stub = parse_stub(raw) if layer != NONE else None
+                        if stub is not None:
+                            self.stubs[count] = stub
+                count += 1
+                total += chars
+                if chars > largest:
+                    largest = chars
+                add_content(content_index)
+                add_part(part_index)
+                add_turn(turn)
+                add_chars(chars)
+                add_raw(raw_len)
+                add_flags(flags)
+                add_tool(slot)
+                add_call(call_id if type(call_id) is str else None)
+        self.count, self.total, self.largest, self.oversized, self.turns = count, total, largest, oversized, turn
+
+    def row(self, ordinal: int) -> ResultMeasure:
+        """The full row for one result, made on demand."""
+        flags = self.flags[ordinal]
+        slot = self.tool[ordinal]
+        return ResultMeasure(
+            ordinal=ordinal,
+            content_index=self.content_index[ordinal],
+            part_index=self.part_index[ordinal],
+            turn=self.turn[ordinal],
+            call_id=self.call_ids[ordinal],
+            tool=self.tools[slot],
+            chars=_number(self.chars[ordinal]),
+            raw_chars=self.raw_chars[ordinal],
+            is_error=bool(flags & _ERROR),
+            budget=self.budgets[slot],
+            oversized=bool(flags & _OVERSIZED),
+            sentinel=LAYERS[flags >> _LAYER_SHIFT],
+            stub=self.stubs.get(ordinal),
+        )
+
+    def oversized_ordinals(self) -> Iterator[int]:
+        return (i for i, flags in enumerate(self.flags) if flags & _OVERSIZED)
+
+    def layer_of(self, ordinal: int) -> str:
+        return LAYERS[self.flags[ordinal] >> _LAYER_SHIFT]
+
+
+def _number(value: float) -> float | int:
+    return int(value) if value.is_integer() else value
+
+
+def qwen_retention_totals(
+    history: Iterable,
+    *,
+    threshold_chars: float | None = None,
+    resolve_tool_budget: Callable[[str], float | None] | None = None,
+    image_token_estimate: float | None = None,
+) -> RetentionTotals:
+    """`analyzeToolResultRetention(history, options)`'s counters, with Qwen's option names.
+
+    `resolve_tool_budget(name)` returns a budget or None (JS undefined), which falls
+    back to `threshold_chars` (30,000 when not given, as in Qwen).
+    """
+    threshold = Budget(OVERSIZED_TOOL_RESULT_THRESHOLD_CHARS if threshold_chars is None else threshold_chars,
+                       "threshold")
+
+    def budget_for(name: str) -> Budget:
+        chars = resolve_tool_budget(name) if resolve_tool_budget is not None else None
+        return threshold if chars is None else Budget(chars, "tool", name)
+
+    estimate = DEFAULT_IMAGE_TOKEN_ESTIMATE if image_token_estimate is None else image_token_estimate
+    table = ResultTable(budget_for, threshold, estimate)
+    table.extend(history)
+    return table.totals
+
+
+def _is_prompt(parts: Sequence) -> bool:
+    """Text and no tool result among `parts`."""
+    has_text = False
+    for part in parts:
+        if function_response_of(part) is not None:
+            return False
+        if not has_text and isinstance(field(part, "text"), str):
+            has_text = True
+    return has_text
+
+
+def _generic(part: object, fr: object, estimate: float) -> tuple:
+    """(name, call id, output, raw, raw length, chars) for any shape of part."""
+    name, call_id, response = field(fr, "name"), field(fr, "id"), field(fr, "response")
+    output = field(response, "output") if response is not None else None
+    raw = (field(response, "error") if output is None else output) if response is not None else None
+    raw_len = js_len(raw) if isinstance(raw, str) else 0
+    return name, call_id, output, raw, raw_len, estimate_part_chars(part, estimate)
