@@ -86,7 +86,7 @@ def session_preview(session: object | None, result, limit: int | None = PREVIEW_
     if session is None or result is None:
         return None
     from doctor.core.parts import field
-    from doctor.core.retention import function_response_of, raw_result_text
+    from doctor.core.result_table import function_response_of, raw_result_text
 
     history = getattr(session, "history", None)
     if not callable(history):
