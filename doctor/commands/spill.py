@@ -2,7 +2,9 @@
 
 `list` names every pointer and where it resolved; `verify` runs the audit and turns it
 into an exit code (0 clean, 1 findings, 2 unreadable input); `show` pages one spill file
-with read_file semantics (zero-based line offset and a line limit, or a regex filter).
+with read_file semantics (zero-based line offset and a line limit, or a regex filter)
+through the same engine as the TUI pager (`doctor.spill.pager.Pager`): bounded memory
+whatever the file, binary files as hex rows.
 Spill files hold arbitrary tool output, so `show` renders it inert: escape sequences are
 dropped and control characters printed as visible `\\xNN` escapes.
 """
@@ -13,8 +15,8 @@ import argparse
 import json
 import os
 import re
-import stat
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 from doctor import exitcodes
@@ -25,14 +27,15 @@ from doctor.sources.base import LoadedSession, SourceError
 from doctor.sources.registry import open_session
 from doctor.spill.audit import audit_spill
 from doctor.spill.errors import SpillFileError
-from doctor.spill.line_index import scan_lines
+from doctor.spill.pager import HEX_ROW_BYTES, Pager
 from doctor.spill.pointers import SpillPointer, pointers_for
 from doctor.spill.resolve import SpillLocator, agent_root, is_within
 
 DEFAULT_LIMIT = 2000
 # One tool output is often a single huge line: show its start, say how much was left out.
 MAX_LINE_CHARS = 16_384
-
+PAGE_LINES = 256  # lines read per engine call: output streams, memory stays bounded
+GREP_CONTEXT = 80  # chars shown either side of a match deep inside a long line
 
 
 def register(subparsers) -> None:
@@ -154,13 +157,20 @@ def run_show(args) -> int:
         print(f"doctor: --grep {args.grep!r}: {exc}", file=sys.stderr)
         return exitcodes.USAGE_OR_INPUT
     try:
-        for number, line in _lines(real, args.offset, None if pattern else args.limit):
-            if pattern is None:
-                print(inert(line))
-            elif pattern.search(line):
-                print(f"{number}: {inert(line)}")
+        with Pager(real, index=False) as pager:
+            if pattern is not None:
+                rows = _grep(pager, args.grep, args.offset)
+            elif pager.is_binary:
+                rows = _hex_rows(pager, args.offset, args.limit)
+            else:
+                rows = _lines(pager, args.offset, args.limit)
+            for row in rows:
+                print(row)
     except SpillFileError as exc:
         print(f"doctor: {path}: {exc.reason}", file=sys.stderr)
+        return exitcodes.USAGE_OR_INPUT
+    except OSError as exc:
+        print(f"doctor: {path}: {exc.strerror or exc}", file=sys.stderr)
         return exitcodes.USAGE_OR_INPUT
     return exitcodes.OK
 
@@ -172,39 +182,57 @@ def _may_open(path: Path, real: Path, spill_roots: list[Path]) -> bool:
     return any(is_within(real, Path(os.path.realpath(root))) for root in roots)
 
 
-def _lines(path: Path, offset: int, limit: int | None):
-    """(zero-based number, text) from line `offset`, at most `limit` lines; long lines are cut."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
-    except OSError as exc:
-        raise SpillFileError(path, exc.strerror or str(exc)) from None
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise SpillFileError(path, "not a regular file")
-        size = info.st_size
-        skipped, position, _ = scan_lines(fd, 0, size, offset)
-        number = offset
-        while position < size and (limit is None or number < offset + limit) and skipped == offset:
-            line, position = _read_line(fd, position, size)
-            yield number, line
-            number += 1
-    finally:
-        os.close(fd)
+def _lines(pager: Pager, offset: int, limit: int) -> Iterator[str]:
+    """Lines `offset` … `offset + limit - 1` (read_file semantics), inert; a long line shows its start."""
+    number, end = offset, offset + limit
+    while number < end:
+        page = pager.page(number, min(PAGE_LINES, end - number), max_line_chars=MAX_LINE_CHARS)
+        for index, line in enumerate(page):
+            text = inert(line.text)
+            if line.truncated:
+                following = (page[index + 1].byte_offset - 1 if index + 1 < len(page)
+                             else _line_end(pager, line.number))  # where its newline is
+                left_out = following - line.byte_offset - len(line.text.encode("utf-8"))
+                text += f"… [{left_out:,} more bytes on this line]"
+            yield text
+        if len(page) < min(PAGE_LINES, end - number):
+            return
+        number += len(page)
 
 
-def _read_line(fd: int, start: int, size: int) -> tuple[str, int]:
-    """One line from `start`, its text capped at MAX_LINE_CHARS; returns the next line's offset."""
-    cap = MAX_LINE_CHARS * 4
-    head = os.pread(fd, min(cap, size - start), start)
-    end = head.find(b"\n")
-    if end >= 0:
-        return head[:end].decode("utf-8", "replace").rstrip("\r"), start + end + 1
-    if start + len(head) >= size:
-        return head.decode("utf-8", "replace"), size
-    _, after, _ = scan_lines(fd, start + len(head), size, 1)
-    next_start = after if after > start + len(head) else size
-    text = head.decode("utf-8", "ignore")[:MAX_LINE_CHARS]
-    left_out = next_start - start - len(text.encode("utf-8"))
-    return f"{text}… [{left_out:,} more bytes on this line]", next_start
+def _line_end(pager: Pager, number: int) -> int:
+    after = pager.byte_of_line(number + 1)
+    return pager.size if after is None else after - 1
 
+
+def _grep(pager: Pager, expression: str, offset: int) -> Iterator[str]:
+    """`N: line` for each line from `offset` on with a match, streaming (a 1 GB line included).
+
+    A match shows the line's start; one beyond `MAX_LINE_CHARS` shows the text around it
+    and its char position. Matches that would span a newline do not count (lines are
+    matched one at a time, as grep does).
+    """
+    start = (offset, 0)
+    while True:
+        match = pager.search(expression, regex=True, start=start)
+        if match is None:
+            return
+        if match.length and len(pager.char_window(match.line, match.char, match.length)) < match.length:
+            start = (match.line, match.char + 1)  # crossed a line end: look further along this line
+            continue
+        if match.char + match.length <= MAX_LINE_CHARS:
+            yield f"{match.line}: {inert(pager.page(match.line, 1, max_line_chars=MAX_LINE_CHARS)[0].text)}"
+        else:
+            context = max(0, match.char - GREP_CONTEXT)
+            window = pager.char_window(match.line, context, match.length + 2 * GREP_CONTEXT)
+            yield f"{match.line}: …[char {match.char:,}] {inert(window)}…"
+        start = (match.line + 1, 0)
+
+
+def _hex_rows(pager: Pager, offset: int, limit: int) -> Iterator[str]:
+    """A binary file as hexdump rows of 16 bytes; `--offset`/`--limit` count rows."""
+    row, end = offset, offset + limit
+    while row < end and row * HEX_ROW_BYTES < pager.size:
+        count = min(PAGE_LINES, end - row)
+        yield from pager.hex_page(row * HEX_ROW_BYTES, count * HEX_ROW_BYTES)
+        row += count

@@ -110,3 +110,41 @@ def test_show_bad_usage_exits_2(gate):
     with pytest.raises(SystemExit) as exit_info:
         main(["spill", "show", str(gate / GATE_FILE), "--offset", "-1"])
     assert exit_info.value.code == 2
+
+
+@pytest.fixture
+def giant(tmp_path):
+    """One 5 MB line with a needle deep inside (past any per-line cap), then a short line."""
+    spill = tmp_path / "tool-results"
+    spill.mkdir()
+    path = spill / "call_giant.txt"
+    path.write_bytes(b"a" * 3_000_000 + b"NEEDLE" + b"b" * 2_000_000 + b"\nsecond line needle\n")
+    return path
+
+
+def test_show_cuts_a_giant_line_and_says_how_much_is_left(giant, capsys):
+    assert main(["spill", "show", str(giant), "--spill-root", str(giant.parent)]) == 0
+    first, second = capsys.readouterr().out.splitlines()
+    assert first.startswith("a" * 100) and first.endswith(f"… [{5_000_006 - 16_384:,} more bytes on this line]")
+    assert second == "second line needle"
+
+
+def test_show_grep_finds_a_match_deep_in_a_giant_line(giant, capsys):
+    assert main(["spill", "show", str(giant), "--grep", "(?i)needle", "--spill-root", str(giant.parent)]) == 0
+    first, second = capsys.readouterr().out.splitlines()
+    assert first.startswith("0: …[char 3,000,000] aaa") and "aNEEDLEb" in first
+    assert second == "1: second line needle"
+
+
+def test_show_grep_matches_within_one_line(giant, capsys):
+    assert main(["spill", "show", str(giant), r"--grep=b\s+second", "--spill-root", str(giant.parent)]) == 0
+    assert capsys.readouterr().out == ""
+
+
+def test_show_binary_file_as_hex_rows(tmp_path, capsys):
+    spill = tmp_path / "tool-results"
+    spill.mkdir()
+    (spill / "call_bin.txt").write_bytes(bytes(range(256)))
+    assert main(["spill", "show", str(spill / "call_bin.txt"), "--offset", "4", "--limit", "1",
+                 "--spill-root", str(spill)]) == 0
+    assert capsys.readouterr().out.startswith("00000040  40 41 42")
