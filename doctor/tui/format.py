@@ -10,10 +10,15 @@ import math
 
 from rich.text import Text
 
-from doctor.tui.line_source import inert
+from doctor.report.inert import inert as _inert_report
 
 
-def num(value: float | int | None) -> str:
+def inert(text: str) -> str:
+    """Tool output made plain for a screen: escapes dropped, controls visible, tabs as four spaces."""
+    return _inert_report(text).replace("\t", "    ")
+
+
+def num(value: float | None) -> str:
     if value is None:
         return "–"
     if isinstance(value, float) and not math.isfinite(value):

@@ -90,7 +90,7 @@ async def test_largest_result_to_its_spill_file_search_and_follow(tmp_path):
         spill = screen.links.openable(biggest).resolution.real
         assert pager.path == str(spill)
         view = pager.query_one(PagerView)
-        await wait_for(pilot, lambda: not pager.source.indexing and view.line_text(0) is not None)
+        await wait_for(pilot, lambda: not pager.indexing and view.line_text(0) is not None)
         assert view.line_text(0).startswith("Command: python3")
 
         await pilot.press("slash")
@@ -125,7 +125,7 @@ async def test_goto_line_and_status_position():
         await pilot.press("enter")
         pager = app.screen
         view = pager.query_one(PagerView)
-        await wait_for(pilot, lambda: not pager.source.indexing)
+        await wait_for(pilot, lambda: not pager.indexing)
         await pilot.press("g", *"6", "enter")
         assert view.current == 5
         pager.tick_status()
@@ -187,7 +187,7 @@ async def test_un_spilled_result_pages_from_the_history():
         view = pager.query_one(PagerView)
         await wait_for(pilot, lambda: view.line_text(2) is not None)
         assert view.line_text(2).startswith("Output: oooo")  # one 90,000-char line, shown in part
-        assert view._lines[2].more_bytes > 80_000
+        assert view.line(2).truncated  # the rest is read in char windows (→)
         temporary = pager.path
         await pilot.press("escape")
         await pilot.pause()
@@ -355,3 +355,47 @@ def test_cli_opens_the_tui_with_a_loader(monkeypatch):
     assert seen["built"].retention.stats.oversized_result_count == 2
     assert seen["progress"][-1][0] == 1.0
     assert code == 0
+
+
+@run_async
+async def test_pager_pages_sideways_through_a_giant_line(tmp_path):
+    """One 5 MB line: → reads char windows, search jumps deep into it, g line:char goes there."""
+    path = tmp_path / "giant.txt"
+    path.write_bytes(b"a" * 3_000_000 + b"NEEDLE" + b"b" * 2_000_000 + b"\nshort needle\n")
+
+    class Host(App):
+        def on_mount(self):
+            self.push_screen(PagerScreen(str(path)))
+
+    async with Host().run_test(size=(80, 24)) as pilot:
+        pager = pilot.app.screen
+        view = pager.query_one(PagerView)
+        await wait_for(pilot, lambda: not pager.indexing and view.line_text(0) is not None)
+        assert view.line(0).truncated and view.line_count == 2
+        width = view.body_width()
+
+        await pilot.press("right", "right")
+        assert view.column == 2 * (width // 2)
+        await wait_for(pilot, lambda: view.visible_chars(view.line(0), view.column, width) is not None)
+        assert view.visible_chars(view.line(0), view.column, width) == ("a" * width, True)
+
+        await pilot.press("slash", *"needle", "enter")
+        await wait_for(pilot, lambda: pager.search_result.startswith("match"))
+        assert (pager.last_match.line, pager.last_match.char) == (0, 3_000_000)
+        assert view.column <= 3_000_000 < view.column + width
+        await wait_for(pilot, lambda: view.visible_chars(view.line(0), view.column, width) is not None)
+        shown, goes_on = view.visible_chars(view.line(0), view.column, width)
+        assert "aNEEDLEb" in shown and goes_on
+        pager.tick_status()
+        assert f"chars {view.column + 1:,}" in text_of(pager.query_one("#pager-status"))
+
+        await pilot.press("n")
+        await wait_for(pilot, lambda: pager.last_match.line == 1)
+        assert view.current == 1 and view.column == 0
+
+        await pilot.press("g", *"1:4,999,990", "enter")
+        assert (view.current, view.column) == (0, 4_999_989)
+        await wait_for(pilot, lambda: view.visible_chars(view.line(0), view.column, width) is not None)
+        assert view.visible_chars(view.line(0), view.column, width) == ("b" * 17, False)
+        await pilot.press("0")
+        assert view.column == 0

@@ -28,7 +28,7 @@ async def until_pager_ready(pilot) -> None:
         await pilot.pause(0.02)
         screen = pilot.app.screen
         views = screen.query(PagerView)
-        if views and not screen.source.indexing and views.first().line_text(0) is not None:
+        if views and not screen.indexing and views.first().line_text(0) is not None:
             break
     await pilot.app.workers.wait_for_complete()
     await pilot.pause()

@@ -9,11 +9,12 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.screen import Screen
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from doctor.report.model import present_path
 from doctor.tui import format as fmt
-from doctor.tui.line_source import inert
+from doctor.tui.format import inert
+from doctor.tui.widgets.footer import DoctorFooter
 
 PREVIEW_LINES = 40
 
@@ -47,7 +48,7 @@ class ResultDetailScreen(Screen):
             yield Static(self._metadata(), id="detail-meta", classes="panel")
             yield Static(self._spill(), id="detail-spill", classes="panel")
             yield Static(Text("Preview: reading…", style="dim"), id="detail-preview", classes="panel")
-        yield Footer()
+        yield DoctorFooter()
 
     def on_mount(self) -> None:
         self.query_one("#detail").focus()

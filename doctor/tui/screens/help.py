@@ -16,7 +16,8 @@ Overview (1)  Qwen's retention numbers, the oversized alarm, where the context g
 Tools (2)     retained chars per tool; enter shows that tool's results.
 Results (3)   every tool result; enter opens one; / filters; o oversized only.
 Detail        a result's budget, the layer that bounded it, its spill file; enter pages it.
-Pager         / search, n / N next / previous, g go to line, f follow, end bottom.
+Pager         / search, n / N next / previous, g go to line, f follow, end bottom;
+              ←/→ page along a long line of any length, g 1:5000 goes to a char.
 
 Keys can be remapped by binding id: DOCTOR_KEYMAP="pager.search=ctrl+f,memory.biggest=B"
 or a JSON object {id: keys} in ~/.config/doctor/keymap.json. ctrl+p lists every action."""

@@ -13,12 +13,21 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
-from textual.widgets import Checkbox, Footer, Input, Label, ProgressBar, Static, TabbedContent, TabPane
+from textual.widgets import (
+    Checkbox,
+    Input,
+    Label,
+    ProgressBar,
+    Static,
+    TabbedContent,
+    TabPane,
+)
 from textual.worker import get_current_worker
 
 from doctor.tui.messages import LoadFailed, LoadProgress, ReportReady
 from doctor.tui.provider import ReportProvider, refresh_interval, refresher
 from doctor.tui.spill_links import SpillLinks
+from doctor.tui.widgets.footer import DoctorFooter
 from doctor.tui.widgets.overview import Overview, source_title
 from doctor.tui.widgets.process import ProcessPane
 from doctor.tui.widgets.tables import ResultsTable, ToolsTable
@@ -65,7 +74,7 @@ class MemoryScreen(Screen):
                 yield ResultsTable(id="results-table")
             with TabPane("Process", id="process"):
                 yield ProcessPane(id="process-pane")
-        yield Footer()
+        yield DoctorFooter()
 
     def on_mount(self) -> None:
         self.query_one("#tabs").display = False

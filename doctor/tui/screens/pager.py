@@ -1,23 +1,34 @@
-"""The pager: a spill file of any size, searched and followed without blocking the UI."""
+"""The pager: a spill file of any size, searched, followed and paged sideways without blocking the UI.
+
+Built on `doctor.spill.pager.Pager` (the engine `doctor spill show` uses too). The screen
+owns the engine and the lock that keeps it on one thread at a time; every read, search
+and follow check runs on a worker.
+"""
 
 from __future__ import annotations
 
+import os
 import re
+import threading
 
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
-from textual.widgets import Footer, Static
+from textual.widgets import Static
+from textual.worker import get_current_worker
 
+from doctor.spill.errors import SpillFileError
+from doctor.spill.pager import FileChange, Match, Pager
 from doctor.tui import format as fmt
-from doctor.tui.line_source import LineSource, compile_search, inert
 from doctor.tui.screens.prompt import PromptScreen
+from doctor.tui.widgets.footer import DoctorFooter
 from doctor.tui.widgets.pager_view import PagerView
 
 STATUS_EVERY = 0.2
 FOLLOW_EVERY = 0.5
+_GOTO = re.compile(r"^\s*([\d,]*)\s*(?::\s*([\d,]+))?\s*$")
 
 
 class PagerScreen(Screen):
@@ -25,13 +36,18 @@ class PagerScreen(Screen):
         Binding("escape,q", "close", "Back", id="pager.back"),
         Binding("slash", "search", "Search", id="pager.search"),
         Binding("n", "search_next", "Next", id="pager.next"),
-        Binding("N", "search_previous", "Previous", id="pager.previous"),
-        Binding("g", "goto", "Go to line", id="pager.goto"),
+        Binding("N", "search_previous", "Prev", id="pager.previous"),
+        Binding("g", "goto", "Go to", id="pager.goto"),
         Binding("f", "toggle_follow", "Follow", id="pager.follow"),
         Binding("home", "top", "Top", id="pager.top", show=False),
         Binding("end,G", "bottom", "End", id="pager.bottom", show=False),
         Binding("j,down", "line(1)", "Down", id="pager.down", show=False),
         Binding("k,up", "line(-1)", "Up", id="pager.up", show=False),
+        Binding("pagedown,space", "page(1)", "Page down", id="pager.page_down", show=False),
+        Binding("pageup,b", "page(-1)", "Page up", id="pager.page_up", show=False),
+        Binding("right,l", "sideways(1)", "Right", id="pager.right", show=False),
+        Binding("left,h", "sideways(-1)", "Left", id="pager.left", show=False),
+        Binding("0", "line_start", "Line start", id="pager.line_start", show=False),
     ]
 
     def __init__(self, path: str, *, label: str | None = None, follow: bool = False,
@@ -42,30 +58,32 @@ class PagerScreen(Screen):
         self.label = label or path
         self.following = follow
         self.search_text = ""
-        self.search_pattern: re.Pattern[bytes] | None = None
+        self.search_regex = False
+        self.last_match: Match | None = None
         self.searching = False
         self.search_result: str = ""
-        self.source: LineSource | None = None
+        self.lock = threading.Lock()
+        self.pager: Pager | None = None
         self.error: str | None = None
         try:
-            self.source = LineSource(path)
-        except OSError as exc:
-            self.error = f"cannot open {self.label}: {exc.strerror or exc}"
+            self.pager = Pager(path)
+        except SpillFileError as exc:
+            self.error = f"cannot open {self.label}: {exc.reason}"
 
     def compose(self) -> ComposeResult:
         title = Text(no_wrap=True, overflow="ellipsis")
         title.append("Full output  ", style="bold")
-        title.append(inert(self.label))
+        title.append(fmt.inert(self.label))
         yield Static(title, id="title")
-        if self.source is not None:
-            yield PagerView(self.source, id="pager-view")
+        if self.pager is not None:
+            yield PagerView(self.pager, self.lock, id="pager-view")
         else:
             yield Static(Text(self.error or "", style="red"), id="pager-error")
         yield Static(id="pager-status")
-        yield Footer()
+        yield DoctorFooter()
 
     def on_mount(self) -> None:
-        if self.source is None:
+        if self.pager is None:
             return
         self.view.focus()
         self.set_interval(STATUS_EVERY, self.tick_status)
@@ -73,37 +91,59 @@ class PagerScreen(Screen):
         self.tick_status()
 
     def on_unmount(self) -> None:
-        if self.source is not None:
-            self.source.close()
+        if self.pager is not None:
+            self.close_pager()
         if self.temporary:
-            import os
-
             try:
                 os.unlink(self.path)
             except OSError:
                 pass
 
+    def close_pager(self) -> None:
+        """Close the engine once any read or search in flight is done, off the UI thread."""
+
+        def close() -> None:
+            with self.lock:
+                self.pager.close()
+
+        threading.Thread(target=close, name="doctor-pager-close", daemon=True).start()
+
     @property
     def view(self) -> PagerView:
         return self.query_one(PagerView)
 
+    @property
+    def indexing(self) -> bool:
+        return self.pager is not None and self.view.indexing
+
     # -- status ------------------------------------------------------------------
 
     def tick_status(self) -> None:
-        if self.source is None:
+        if self.pager is None:
             return
         view = self.view
-        if self.source.indexing or view.virtual_size.height != view.line_count:
+        if view.virtual_size.height != view.line_count:
             view.update_size()
         total = view.line_count
+        if self.following and view.current != total - 1:
+            view.go_to(total - 1)
+            view.scroll_end(animate=False)
         line = view.current + 1
         percent = 100 if total <= 1 else round(100 * view.current / (total - 1))
         text = Text(f" line {line:,}/{total:,} ({percent}%)  top {int(view.scroll_y) + 1:,}")
-        text.append(f"  {fmt.size(self.source.size)}")
-        if self.source.binary:
+        text.append(f"  {fmt.size(self.pager.size)}")
+        current = view.line(view.current)
+        if view.column or (current is not None and current.truncated):
+            first = view.column + 1
+            text.append(f"  chars {first:,}–{first + view.body_width() - 1:,}", style="bold")
+            length = view.line_bytes(view.current)
+            if length is not None:
+                text.append(f" of a {fmt.size(length)} line", style="dim")
+            text.append("  ←→")
+        if view.binary:
             text.append("  binary: hex view", style="yellow")
-        if self.source.indexing:
-            text.append(f"  indexing {self.source.index_fraction:.0%}", style="yellow")
+        if view.indexing:
+            text.append(f"  indexing {self.pager.progress.fraction:.0%}", style="yellow")
         if self.following:
             text.append("  FOLLOW", style="bold green")
         if self.search_text:
@@ -116,55 +156,73 @@ class PagerScreen(Screen):
         self.query_one("#pager-status", Static).update(text)
 
     def tick_follow(self) -> None:
-        if self.source is None or not self.following:
+        if self.pager is None or not self.following:
             return
         self.check_growth()
 
     @work(thread=True, exclusive=True, group="pager-follow", exit_on_error=False)
     def check_growth(self) -> None:
-        state = self.source.grow()
-        if state != "same":
-            self.app.call_from_thread(self._grown, state)
+        with self.lock:
+            change = self.pager.refresh()
+        if change is not FileChange.UNCHANGED:
+            self.pager.wait_until_indexed(0.2)  # new lines counted before the view jumps to them
+            self.app.call_from_thread(self._changed, change)
 
-    def _grown(self, state: str) -> None:
+    def _changed(self, change: FileChange) -> None:
         view = self.view
-        if state == "replaced":
-            old = self.source
-            try:
-                self.source = LineSource(self.path)
-            except OSError as exc:
-                self.notify(f"{self.label}: {exc.strerror or exc}", severity="error")
-                self.following = False
-                return
-            old.close()
-            view.forget_all(self.source)
-            self.notify("The file was truncated or replaced: reopened.", timeout=3)
-        else:
+        if change is FileChange.GREW:
             view.forget(max(0, view.line_count - 2))
+        else:
+            view.forget_all()
+            self.last_match = None
+            self.notify(f"The file was {change.value}: reading it afresh.", timeout=3)
         view.update_size()
         if self.following:
             view.go_to(view.line_count - 1)
             view.scroll_end(animate=False)
         self.tick_status()
 
-    # -- actions -----------------------------------------------------------------
+    # -- moving ------------------------------------------------------------------
 
     def action_close(self) -> None:
         self.app.pop_screen()
 
     def action_top(self) -> None:
         self.following = False
+        self.view.column = 0
         self.view.go_to(0)
         self.view.scroll_home(animate=False)
+        self.tick_status()
 
     def action_bottom(self) -> None:
         self.view.go_to(self.view.line_count - 1)
         self.view.scroll_end(animate=False)
+        self.tick_status()
 
     def action_line(self, delta: int) -> None:
         if delta < 0:
             self.following = False
         self.view.go_to(self.view.current + delta)
+        self.tick_status()
+
+    def action_page(self, direction: int) -> None:
+        if direction < 0:
+            self.following = False
+        view = self.view
+        height = max(1, view.scrollable_content_region.height - 1)
+        view.scroll_to(y=max(0, view.scroll_y + direction * height), animate=False)
+        view.go_to(view.current + direction * height)
+        self.tick_status()
+
+    def action_sideways(self, direction: int) -> None:
+        """Half a screen left or right along the lines; a giant line is read one window at a time."""
+        view = self.view
+        step = max(1, view.body_width() // 2)
+        view.column = max(0, view.column + direction * step)
+        self.tick_status()
+
+    def action_line_start(self) -> None:
+        self.view.column = 0
         self.tick_status()
 
     def action_toggle_follow(self) -> None:
@@ -178,16 +236,21 @@ class PagerScreen(Screen):
         def done(value: str | None) -> None:
             if not value:
                 return
-            try:
-                line = int(value.replace(",", "").strip())
-            except ValueError:
-                self.notify(f"Not a line number: {value}", severity="warning")
+            parsed = _GOTO.match(value)
+            if parsed is None or not (parsed.group(1) or parsed.group(2)):
+                self.notify(f"Not a line (or line:char): {value}", severity="warning")
                 return
+            line_text, char_text = parsed.group(1), parsed.group(2)
             self.following = False
-            self.view.go_to(line - 1)
+            if line_text:
+                self.view.go_to(int(line_text.replace(",", "")) - 1)
+            if char_text is not None:
+                self.view.column = max(0, int(char_text.replace(",", "")) - 1)
             self.tick_status()
 
-        self.app.push_screen(PromptScreen("Go to line", "line number"), done)
+        self.app.push_screen(PromptScreen("Go to line (or line:char, :char)", "line number"), done)
+
+    # -- search ------------------------------------------------------------------
 
     def action_search(self) -> None:
         def done(value: str | None) -> None:
@@ -201,53 +264,65 @@ class PagerScreen(Screen):
         regex = len(text) > 2 and text.startswith("/") and text.endswith("/")
         body = text[1:-1] if regex else text
         try:
-            self.search_pattern = compile_search(body, regex=regex)
             display = re.compile(body if regex else re.escape(body), re.IGNORECASE)
         except re.error as exc:
             self.notify(f"Bad regex: {exc}", severity="error")
             return
         self.search_text = text
+        self.search_regex = regex
+        self.last_match = None
         self.view.highlight = display
         self.view.refresh()
         self.following = False
-        self.run_search(self.view.current - 1 if self.view.current > 0 else -1, backwards=False)
+        self.run_search((self.view.current, 0), backwards=False)
+
+    def _pattern(self) -> str:
+        return self.search_text[1:-1] if self.search_regex else self.search_text
 
     def action_search_next(self) -> None:
-        if self.search_pattern is None:
+        if not self.search_text:
             self.action_search()
             return
-        self.run_search(self.view.current, backwards=False)
+        match = self.last_match
+        if match is not None and match.line == self.view.current:
+            start = (match.line, match.char + 1)
+        else:
+            start = (self.view.current + 1, 0)
+        self.run_search(start, backwards=False)
 
     def action_search_previous(self) -> None:
-        if self.search_pattern is None:
+        if not self.search_text:
             self.action_search()
             return
-        self.run_search(self.view.current, backwards=True)
+        match = self.last_match
+        if match is not None and match.line == self.view.current:
+            start = (match.line, match.char)
+        else:
+            start = (self.view.current, 0)
+        self.run_search(start, backwards=True)
 
     @work(thread=True, exclusive=True, group="pager-search", exit_on_error=False)
-    def run_search(self, from_line: int, backwards: bool) -> None:
-        from textual.worker import get_current_worker
-
+    def run_search(self, start: tuple[int, int], backwards: bool) -> None:
         worker = get_current_worker()
         self.searching = True
         self.app.call_from_thread(self.tick_status)
-        if from_line < 0:
-            # "from before the first line": the first line itself is a candidate
-            first = self.source.lines(0, 1)
-            found = 0 if first and self.search_pattern.search(first[0].text.encode()) else \
-                self.source.search(self.search_pattern, 0, cancelled=lambda: worker.is_cancelled)
-        else:
-            found = self.source.search(self.search_pattern, from_line, backwards=backwards,
-                                       cancelled=lambda: worker.is_cancelled)
-        self.searching = False
+        try:
+            with self.lock:
+                found = None if worker.is_cancelled else self.pager.search(
+                    self._pattern(), regex=self.search_regex, start=start, backwards=backwards, ignore_case=True)
+        finally:
+            self.searching = False
         if not worker.is_cancelled:
             self.app.call_from_thread(self._search_done, found, backwards)
 
-    def _search_done(self, found: int | None, backwards: bool) -> None:
+    def _search_done(self, found: Match | None, backwards: bool) -> None:
         if found is None:
             self.search_result = "no more matches " + ("above" if backwards else "below")
             self.notify(f"{self.search_text!s}: {self.search_result}", timeout=2)
         else:
-            self.search_result = f"match at line {found + 1:,}"
-            self.view.go_to(found)
+            self.last_match = found
+            where = f"line {found.line + 1:,}" + (f" char {found.char + 1:,}" if found.char else "")
+            self.search_result = f"match at {where}"
+            self.view.go_to(found.line)
+            self.view.show_chars(found.char, found.length)
         self.tick_status()
