@@ -30,6 +30,7 @@ from doctor.core.sentinels import (
     PERSISTED_OUTPUT_OPEN_TAG,
     SENTINEL_PREFIXES,
     TOOL_OUTPUT_TRUNCATED_PREFIX,
+    StubInfo,
     parse_stub,
     sentinel_kind,
 )
@@ -46,6 +47,8 @@ BudgetLookup = Callable[[str], Budget]
 OVERSIZED_TOOL_RESULT_THRESHOLD_CHARS = 30_000
 # Key for results whose name is not a string: Qwen's registry never matches them.
 _NOT_A_NAME = object()
+# A sentinel header to parse from the Contents when its row is read.
+_LATER = object()
 
 
 def _js_iterable(parts: object) -> Iterable:
@@ -87,9 +90,13 @@ class ResultTable:
     names, call ids and parsed sentinel headers are referenced.
     """
 
-    def __init__(self, budget_for: BudgetLookup, threshold: Budget, image_token_estimate: float):
+    def __init__(self, budget_for: BudgetLookup, threshold: Budget, image_token_estimate: float,
+                 contents: Sequence | None = None):
+        """`contents`, when given, is the list being measured, kept by reference: sentinel
+        headers are then parsed from it when a row is read instead of during the pass."""
         self._budget_for = budget_for
         self._threshold = threshold
+        self._contents = contents
         self.image_token_estimate = image_token_estimate
         self.content_index = array("I")
         self.part_index = array("I")
@@ -103,7 +110,7 @@ class ResultTable:
         self.budgets: list[Budget] = []
         self._limits: list[float] = []  # oversized when raw chars exceed this
         self._tool_index: dict[object, int] = {}
-        self.stubs: dict[int, object] = {}
+        self.stubs: dict[int, StubInfo | object] = {}  # sentinel rows: parsed, or _LATER
         self.count = 0
         self.total: float = 0
         self.largest: float = 0
@@ -213,9 +220,13 @@ class ResultTable:
                     if raw.startswith(SENTINEL_PREFIXES):
                         layer = sentinel_kind(raw)
                         flags |= _LAYER_CODE[layer] << _LAYER_SHIFT
-                        stub = parse_stub(raw) if layer != NONE else None
-                        if stub is not None:
-                            self.stubs[count] = stub
+                        if layer != NONE:
+                            if self._contents is None:
+                                stub = parse_stub(raw)
+                                if stub is not None:
+                                    self.stubs[count] = stub
+                            else:
+                                self.stubs[count] = _LATER
                 count += 1
                 total += chars
                 if chars > largest:
@@ -247,8 +258,17 @@ class ResultTable:
             budget=self.budgets[slot],
             oversized=bool(flags & _OVERSIZED),
             sentinel=LAYERS[flags >> _LAYER_SHIFT],
-            stub=self.stubs.get(ordinal),
+            stub=self._stub(ordinal),
         )
+
+    def _stub(self, ordinal: int) -> StubInfo | None:
+        stub = self.stubs.get(ordinal)
+        if stub is not _LATER:
+            return stub
+        parts = field(self._contents[self.content_index[ordinal]], "parts")
+        fr = function_response_of(parts[self.part_index[ordinal]])
+        raw = raw_result_text(fr) if fr is not None else None
+        return parse_stub(raw) if isinstance(raw, str) else None
 
     def oversized_ordinals(self) -> Iterator[int]:
         return (i for i, flags in enumerate(self.flags) if flags & _OVERSIZED)

@@ -37,6 +37,7 @@ LAYERS = (NONE, IN_TOOL_TRUNCATION, PERSISTED_STUB, PERSISTED_UNSAVED, BATCH_OFF
 
 # The head inspected for pointers: room for the header lines with very long paths.
 HEAD_CHARS = 8192
+HEADER_ONLY_CHARS = 4096
 
 SENTINEL_PREFIXES = (
     TOOL_OUTPUT_TRUNCATED_PREFIX,
@@ -122,29 +123,33 @@ def parse_stub(raw: str) -> StubInfo | None:
         paths = _masked_paths(raw)
     else:
         paths = _first_saved_path(head)
-    digest = _DIGEST.search(head)
-    kb = _KB.search(head)
-    totals = _TOTALS.search(head)
-    note = _UNSAVED_NOTE.search(head)
+    # Each regex runs only where its marker is present: most headers carry two or three.
+    digest = _DIGEST.search(head) if "Full output sha256: " in head else None
+    kb = _KB.search(head) if "Output too large (" in head else None
+    totals = _TOTALS.search(head) if "Total characters: " in head else None
+    note = _UNSAVED_NOTE.search(head) if kb is not None and not paths else None
     return StubInfo(
         paths=paths,
         sha256=digest.group(1) if digest else None,
         declared_kb=int(kb.group(1)) if kb else None,
         declared_chars=int(totals.group(1)) if totals else None,
         declared_lines=int(totals.group(2)) if totals else None,
-        note=note.group(1) if note and not paths else None,
+        note=note.group(1) if note else None,
     )
 
 
 def _header_block(raw: str) -> str:
     """The header lines before the first blank line: every agent's pointer, digest and totals
-    sit there, so the regexes never scan a 2,000-char preview."""
+    sit there, so the regexes never scan a 2,000-char preview. Without a blank line only the
+    first HEADER_ONLY_CHARS count (room for a few lines with PATH_MAX-long paths)."""
     head = raw[:HEAD_CHARS]
     end = head.find("\n\n")
-    return head if end < 0 else head[:end]
+    return head[:HEADER_ONLY_CHARS] if end < 0 else head[:end]
 
 
 def _first_saved_path(head: str) -> tuple[str, ...]:
+    if "aved to" not in head and "For full output see: " not in head:
+        return ()  # no pointer phrase at all: skip the line-anchored regexes
     match = _SAVED_TO.search(head) or _GEMINI_SEE.search(head) or _CLAUDE_MCP_SAVED.match(head)
     return (match.group(1),) if match else ()
 

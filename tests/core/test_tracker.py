@@ -37,9 +37,13 @@ def test_replaced_or_shortened_history_falls_back_to_a_full_scan():
     tracker.analyze(history)
     shorter = history[:-3]
     assert tracker.analyze(shorter).stats == analyze_tool_result_retention(shorter).stats
+    equal = list(shorter)
+    equal[1] = json.loads(json.dumps(equal[1]))  # equal content, new identity: measures the same
+    tracker.analyze(equal)
+    assert tracker.full_scans == 2
     replaced = list(shorter)
-    replaced[1] = json.loads(json.dumps(replaced[1]))  # equal content, new identity
-    tracker.analyze(replaced)
+    replaced[1] = {"role": "user", "parts": [{"text": "a different prompt"}]}
+    assert tracker.analyze(replaced).stats == analyze_tool_result_retention(replaced).stats
     assert tracker.full_scans == 3
 
 
