@@ -136,7 +136,7 @@ class PagerScreen(Screen):
         if view.column or (current is not None and current.truncated):
             first = view.column + 1
             text.append(f"  chars {first:,}–{first + view.body_width() - 1:,}", style="bold")
-            length = view.line_bytes(view.current)
+            length = view.line_bytes(view.current) if current is not None and current.truncated else None
             if length is not None:
                 text.append(f" of a {fmt.size(length)} line", style="dim")
             text.append("  ←→")
