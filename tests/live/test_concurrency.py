@@ -65,7 +65,10 @@ def test_reports_during_appends_each_match_a_prefix():
     assert prefixes == sorted(prefixes), "a later report saw a shorter prefix"
     assert prefixes[-1] == len(history)
     assert len({k for k in prefixes if 0 < k < len(history)}) >= 2, "the reader never overlapped the writer"
-    for report, k in zip(reports, prefixes, strict=True):
+    # Every report names a prefix (above); rows are compared in full on an even sample of them,
+    # since a fast refresh yields hundreds of reports and each comparison re-analyses history[:k].
+    step = max(1, len(reports) // 25)
+    for report, k in list(zip(reports, prefixes, strict=True))[::step] + [(reports[-1], prefixes[-1])]:
         fresh_analysis = analyze_tool_result_retention(history[:k])
         assert report.qwen_stats == fresh_analysis.stats
         assert report.retention.results == fresh_analysis.results
