@@ -301,7 +301,7 @@ def qwen_retention_totals(
         return threshold if chars is None else Budget(chars, "tool", name)
 
     estimate = DEFAULT_IMAGE_TOKEN_ESTIMATE if image_token_estimate is None else image_token_estimate
-    table = ResultTable(budget_for, threshold, estimate)
+    table = ResultTable(budget_for, threshold, estimate, history if isinstance(history, Sequence) else None)
     table.extend(history)
     return table.totals
 
