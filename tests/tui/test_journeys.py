@@ -399,3 +399,20 @@ async def test_pager_pages_sideways_through_a_giant_line(tmp_path):
         assert view.visible_chars(view.line(0), view.column, width) == ("b" * 17, False)
         await pilot.press("0")
         assert view.column == 0
+
+
+@run_async
+async def test_many_results_fill_the_table_in_chunks(monkeypatch):
+    """Past GRADUAL_ABOVE rows the Results table fills a chunk per frame, biggest first, same end state."""
+    monkeypatch.setattr(ResultsTable, "GRADUAL_ABOVE", 1)
+    monkeypatch.setattr(ResultsTable, "CHUNK", 1)
+    app = app_for("oversized-alarm")
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await loaded(pilot)
+        table = screen.query_one(ResultsTable)
+        await wait_for(pilot, lambda: table.row_count == 3)
+        by_chars = sorted(screen.report.retention.results, key=lambda r: r.chars, reverse=True)
+        assert row_keys(table) == [str(r.ordinal) for r in by_chars]
+        await pilot.press("3", "o")
+        oversized = {str(r.ordinal) for r in screen.report.retention.results if r.oversized}
+        await wait_for(pilot, lambda: set(row_keys(table)) == oversized)

@@ -26,8 +26,11 @@ class PatchedTable(DataTable):
         Binding("r", "reverse_sort", "Reverse", id="table.reverse"),
     ]
 
+    CHUNK = 50  # rows patched per frame by patch_gradually
+
     def __init__(self, **kwargs) -> None:
         super().__init__(cursor_type="row", zebra_stripes=True, **kwargs)
+        self._patching = 0
         self.sort_column = self.DEFAULT_SORT
         self.sort_reverse = True
 
@@ -37,11 +40,41 @@ class PatchedTable(DataTable):
 
     def patch(self, rows: dict[str, tuple]) -> None:
         """Make the table hold exactly `rows` ({row key: cells}), touching only what changed."""
-        keys = [key for key, _ in self.COLUMNS]
+        self._patching += 1  # a gradual patch still running is superseded
         existing = {row_key.value for row_key in self.rows}
         for row_key in existing - rows.keys():
             self.remove_row(row_key)
-        for row_key, cells in rows.items():
+        self._patch_rows(rows.items(), existing)
+        self.apply_sort()
+
+    def patch_gradually(self, keys: list[str], cells_of) -> None:
+        """`patch`, for many rows: `cells_of(i)` builds row i's cells, `CHUNK` rows per frame.
+
+        Filling thousands of rows at once blocked the event loop for a second on a 50 MB
+        dump (benchmarks/bench_tui_frames.py); in chunks each frame stays short, and the
+        sort runs once at the end.
+        """
+        self._patching += 1
+        generation = self._patching
+        existing = {row_key.value for row_key in self.rows}
+        for row_key in existing - set(keys):
+            self.remove_row(row_key)
+
+        def step(start: int) -> None:
+            if generation != self._patching or not self.is_attached:
+                return
+            stop = min(len(keys), start + self.CHUNK)
+            self._patch_rows(((keys[i], cells_of(i)) for i in range(start, stop)), existing)
+            if stop < len(keys):
+                self.call_after_refresh(step, stop)
+            else:
+                self.apply_sort()
+
+        step(0)
+
+    def _patch_rows(self, rows, existing: set[str]) -> None:
+        keys = [key for key, _ in self.COLUMNS]
+        for row_key, cells in rows:
             if row_key in existing:
                 current = self.get_row(row_key)
                 for column, old, new in zip(keys, current, cells):
@@ -49,7 +82,6 @@ class PatchedTable(DataTable):
                         self.update_cell(row_key, column, new)
             else:
                 self.add_row(*cells, key=row_key)
-        self.apply_sort()
 
     def apply_sort(self) -> None:
         if self.sort_column and self.row_count:
@@ -123,22 +155,31 @@ class ResultsTable(PatchedTable):
     COLUMNS = (("ordinal", "#"), ("turn", "turn"), ("tool", "tool"), ("chars", "chars"), ("tokens", "tokens"),
                ("budget", "budget"), ("ratio", "ratio"), ("layer", "bounded by"), ("pointer", "pointer"))
     DEFAULT_SORT = "chars"
+    GRADUAL_ABOVE = 300
 
     def show(self, results, links) -> None:
-        rows = {}
-        for result in results:
-            style = OVERSIZED if result.oversized else (ERROR if result.is_error else "")
-            ratio = result.budget_ratio
-            layer = "" if result.sentinel == "none" else result.sentinel
-            rows[str(result.ordinal)] = (
-                fmt.number_cell(result.ordinal, style),
-                fmt.number_cell(result.turn, style),
-                fmt.text_cell(result.tool or "(no name)", style),
-                fmt.number_cell(result.chars, style),
-                fmt.number_cell(result.tokens, style),
-                fmt.SortableText(fmt.budget(result.budget.chars), result.budget.chars, style),
-                fmt.SortableText("–" if ratio is None else f"{ratio:.2f}", -1 if ratio is None else ratio, style),
-                fmt.text_cell(layer, style),
-                fmt.text_cell(links.status(result), "dim"),
-            )
-        self.patch(rows)
+        """All rows at once for a few hundred results, in per-frame chunks beyond (see patch_gradually)."""
+        if len(results) > self.GRADUAL_ABOVE:
+            results = list(results)
+            if self.sort_column in ("ordinal", "turn", "chars", "tokens"):  # biggest rows first, as sorted
+                results.sort(key=lambda r: getattr(r, self.sort_column) or 0, reverse=self.sort_reverse)
+            self.patch_gradually([str(r.ordinal) for r in results], lambda i: self._cells(results[i], links))
+            return
+        self.patch({str(result.ordinal): self._cells(result, links) for result in results})
+
+    @staticmethod
+    def _cells(result, links) -> tuple:
+        style = OVERSIZED if result.oversized else (ERROR if result.is_error else "")
+        ratio = result.budget_ratio
+        layer = "" if result.sentinel == "none" else result.sentinel
+        return (
+            fmt.number_cell(result.ordinal, style),
+            fmt.number_cell(result.turn, style),
+            fmt.text_cell(result.tool or "(no name)", style),
+            fmt.number_cell(result.chars, style),
+            fmt.number_cell(result.tokens, style),
+            fmt.SortableText(fmt.budget(result.budget.chars), result.budget.chars, style),
+            fmt.SortableText("–" if ratio is None else f"{ratio:.2f}", -1 if ratio is None else ratio, style),
+            fmt.text_cell(layer, style),
+            fmt.text_cell(links.status(result), "dim"),
+        )
