@@ -10,10 +10,11 @@ import json
 from pathlib import Path
 
 from doctor.cli import main
+from tests.shared_paths import SESSION_FIXTURES
 
 ROOT = Path(__file__).resolve().parents[2]
 RECORDINGS = ROOT / "tests" / "recordings"
-FIXTURES = Path("/work/shared/session-fixtures")
+FIXTURES = SESSION_FIXTURES
 SCHEMA = ROOT / "doctor" / "report" / "schema" / "memory-report.schema.json"
 
 

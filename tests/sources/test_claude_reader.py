@@ -19,9 +19,10 @@ from doctor.core.sentinels import MICROCOMPACT_CLEARED
 from doctor.sources import claude
 from doctor.sources.base import UnknownFormat
 from doctor.sources.registry import open_session
+from tests.shared_paths import SESSION_FIXTURES
 
 ROOT = Path(__file__).resolve().parents[2]
-FIXTURES = Path("/work/shared/session-fixtures/claude-code")
+FIXTURES = Path(SESSION_FIXTURES, "claude-code")
 RECORDINGS = ROOT / "tests" / "recordings" / "claude"
 SCENARIOS = ("big-outputs", "parallel-and-errors", "subagent")
 

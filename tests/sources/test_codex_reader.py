@@ -17,9 +17,10 @@ import pytest
 from doctor.core.analysis import analyze_tool_result_retention
 from doctor.sources import codex
 from doctor.sources.registry import open_session
+from tests.shared_paths import SESSION_FIXTURES
 
 ROOT = Path(__file__).resolve().parents[2]
-FIXTURE = Path("/work/shared/session-fixtures/codex/yoavf-codex-pomodor-timer.jsonl")
+FIXTURE = Path(SESSION_FIXTURES, "codex/yoavf-codex-pomodor-timer.jsonl")
 RECORDINGS = ROOT / "tests" / "recordings" / "codex"
 SCENARIOS = ("big-outputs", "parallel-and-errors")
 

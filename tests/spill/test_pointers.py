@@ -19,10 +19,11 @@ from doctor.spill.pointers import (
     pointers_in_text,
 )
 from doctor.spill.resolve import SpillLocator
+from tests.shared_paths import SESSION_FIXTURES
 
 REPO = Path(__file__).resolve().parents[2]
 RECORDINGS = REPO / "tests" / "recordings"
-FIXTURES = Path("/work/shared/session-fixtures")
+FIXTURES = SESSION_FIXTURES
 
 
 def session_files():
