@@ -14,3 +14,28 @@ settings.load_profile("doctor")
 
 # CI sets this so that a missing Node or Qwen bundle fails instead of skipping.
 REQUIRE_REFERENCE = os.environ.get("DOCTOR_REQUIRE_REFERENCE") == "1"
+
+
+def _restore_recorded_spill_modes() -> None:
+    """Give the recorded Qwen spill files back the 0600 mode Qwen wrote them with.
+
+    git stores only 644/755, so a fresh checkout would make every recorded spill file
+    group/world-readable, and the spill audit (rightly) flags that as a privacy finding.
+    meta.json's `tmpFileModes` says what each file had when it was recorded.
+    """
+    import json
+    from pathlib import Path
+
+    tests = Path(__file__).parent
+    for meta_path in (tests / "recordings" / "qwen").glob("*/meta.json"):
+        modes = json.loads(meta_path.read_text()).get("tmpFileModes", {})
+        for relative, mode in modes.items():
+            spill = meta_path.parent / "tmp" / relative
+            if spill.is_file():
+                spill.chmod(int(mode, 8))
+    for spill in (tests / "tui" / "data").glob("*/tmp/**/*"):  # frozen copies of Qwen recordings
+        if spill.is_file():
+            spill.chmod(0o600)
+
+
+_restore_recorded_spill_modes()
