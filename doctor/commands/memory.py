@@ -15,6 +15,7 @@ from pathlib import Path
 
 from doctor import exitcodes
 from doctor.assemble import ReportOptions, report_for_session
+from doctor.commands.read_progress import reading_progress
 from doctor.config import load_budget_overrides
 from doctor.core.budgets import parse_budget_value, parse_tool_budget_overrides
 from doctor.core.settings import SettingsError
@@ -22,6 +23,7 @@ from doctor.report.audit_summary import AUDIT_CATEGORIES, category_counts
 from doctor.report.model import PATH_STYLES, MemoryReport
 from doctor.report.render import FORMATS, render
 from doctor.sources.base import LoadedSession, SourceError
+from doctor.sources.registry import open_session
 
 FAIL_ON_CHOICES = ("oversized", "integrity", "privacy", "missing", "budget", "any")
 DEFAULT_FAIL_ON = ("oversized", "integrity", "privacy")
@@ -123,13 +125,16 @@ def run(args) -> int:
 
             return follow_command(_locate(args), args.agent, lambda session: _build(session, options, args),
                                   fmt=args.format or "text", tui=_wants_tui(args))
-        session = _open(args)
+        path = _locate(args)
+        with reading_progress(path):
+            session = open_session(path, agent=args.agent)
     except SourceError as exc:
         return _fail(str(exc))
     if _wants_tui(args):
         return _run_tui(session, options, args, fail_on)
     try:
-        report = _build(session, options, args)
+        with reading_progress(path):
+            report = _build(session, options, args)
     except SettingsError as exc:
         return _fail(str(exc))
     text = render(report, args.format or "text", include_previews=args.include_previews, session=session)
@@ -158,12 +163,6 @@ def _run_tui(session: LoadedSession, options: ReportOptions, args, fail_on: set[
 
     run_memory_app(load=load, session=session, options=options)
     return _exit_code(built[0], args, fail_on) if built else exitcodes.OK
-
-
-def _open(args) -> LoadedSession:
-    from doctor.sources.registry import open_session
-
-    return open_session(_locate(args), agent=args.agent)
 
 
 def _locate(args) -> Path:
