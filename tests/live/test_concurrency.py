@@ -8,6 +8,8 @@ Content carries a tool result, so the counters grow with `k` and identify it.
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
+from typing import TypeVar
 
 import doctor
 from doctor import slash
@@ -21,6 +23,8 @@ from tests.live.histories import (
 )
 
 APPENDS = 3_000
+
+T = TypeVar("T")
 
 
 def _key(stats) -> tuple:
@@ -47,17 +51,23 @@ def _host_appends(history: list, started: threading.Event) -> None:
         history.append(with_big_outputs(fresh(recorded[serial % len(recorded)]), serial, 500 + serial))
 
 
-def test_reports_during_appends_each_match_a_prefix():
-    history: list = []
-    session = doctor.attach(history)
+def _while_host_appends(history: list, call: Callable[[], T]) -> list[T]:
+    """Call `call` over and over while a host thread appends to `history`, from its first append to its last."""
     started = threading.Event()
     host = threading.Thread(target=_host_appends, args=(history, started))
     host.start()
     started.wait()
-    reports = []
+    results = []
     while host.is_alive():
-        reports.append(session.report())
+        results.append(call())
     host.join()
+    return results
+
+
+def test_reports_during_appends_each_match_a_prefix():
+    history: list = []
+    session = doctor.attach(history)
+    reports = _while_host_appends(history, session.report)
     reports.append(session.report())
 
     keys = _prefix_keys(history)
@@ -77,12 +87,5 @@ def test_reports_during_appends_each_match_a_prefix():
 def test_slash_command_during_appends():
     history: list = []
     session = doctor.attach(history)
-    started = threading.Event()
-    host = threading.Thread(target=_host_appends, args=(history, started))
-    host.start()
-    started.wait()
-    results = []
-    while host.is_alive():
-        results.append(slash.handle("/doctor memory --json", session))
-    host.join()
+    results = _while_host_appends(history, lambda: slash.handle("/doctor memory --json", session))
     assert results and all(result.kind in ("info", "warning") for result in results)

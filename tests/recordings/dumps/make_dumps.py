@@ -39,6 +39,7 @@ def capture(scratch):
     for agent, (variable, fake) in AGENTS.items():
         shutil.rmtree(os.path.join(scratch, agent), ignore_errors=True)
         shutil.copytree(os.path.join(RECORDINGS, agent), os.path.join(scratch, agent))
+        shutil.copy(os.path.join(RECORDINGS, "recording_kit.py"), scratch)  # record.py imports it from ..
         env = dict(os.environ, CAPTURE_FAKE=os.path.join("/work/shared/tools", fake),
                    CAPTURE_DIR=os.path.join(scratch, "cap", agent), CREC_ROOT=os.path.join(scratch, "crec"))
         env[variable] = os.path.join(HERE, "capture_fake.py")

@@ -1,0 +1,108 @@
+"""What the Claude, Codex and Gemini record.py scripts share.
+
+The scripts run as plain files (`python3 tests/recordings/<client>/record.py`), so they import this module by
+path: they put this folder on sys.path first.  A scratch copy of a client folder needs this file beside it
+(in the copy's parent folder), as ../dumps/make_dumps.py does.
+"""
+import json, os, shutil, signal, subprocess, sys, time
+from contextlib import contextmanager
+
+# deterministic input files created in the work dir before each run
+FILES = {
+    "notes.txt": "".join("note %03d: the quick brown fox jumps over the lazy dog\n" % i for i in range(1, 121)),
+    "config.ini": "[main]\nname = demo\nlevel = 3\n\n[paths]\ndata = ./data\n",
+}
+MID = "python3 -c \"[print('row %05d ' % i + 'x' * 40) for i in range(1, 2001)]\""   # 2000 x 51 chars = 102,000 B
+
+
+def scratch_root(client):
+    """<CREC_ROOT>/<client>: the scenarios' throwaway folders."""
+    return os.path.join(os.environ.get("CREC_ROOT", "/tmp/crec"), client)
+
+
+def subst(obj, w):
+    return json.loads(json.dumps(obj).replace("{W}", w))
+
+
+def prepare(root, here, name, steps, files):
+    """Wipe <root>/<name>, create its home/ and w/ (with `files` in w), write script.json (steps with {W} = w)
+    to <here>/<name>/ and copy it to <root>/<name>/.  Returns (base, home, w, out, script path)."""
+    base = os.path.join(root, name)
+    shutil.rmtree(base, ignore_errors=True)
+    home, w = os.path.join(base, "home"), os.path.join(base, "w")
+    os.makedirs(home), os.makedirs(w)
+    for fn, txt in files.items():
+        with open(os.path.join(w, fn), "w") as f:
+            f.write(txt)
+    script = {"steps": subst(steps, w)}
+    out = os.path.join(here, name)
+    os.makedirs(out, exist_ok=True)
+    with open(os.path.join(out, "script.json"), "w") as f:
+        json.dump(script, f, indent=1)
+    spath = os.path.join(base, "script.json")
+    shutil.copy(os.path.join(out, "script.json"), spath)
+    return base, home, w, out, spath
+
+
+@contextmanager
+def fake_server(fake, port, script_path, log_path):
+    """Run the fake model server `fake` on the loopback `port` for the duration of the block."""
+    srv = subprocess.Popen([sys.executable, fake, str(port), script_path, log_path])
+    time.sleep(1.0)
+    try:
+        yield srv
+    finally:
+        srv.send_signal(signal.SIGTERM)
+        srv.wait()
+
+
+def client_env(home, **extra):
+    """A clean environment for the client: PATH, HOME, TERM=dumb, LANG=C.UTF-8, plus `extra`."""
+    return {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": home, "TERM": "dumb", "LANG": "C.UTF-8", **extra}
+
+
+def run_client(name, base, args, cwd, env, stderr_tail=800, **kwargs):
+    """Run the client once (timeout 300 s), keep its output in <base>/client.out and print its tail."""
+    p = subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, timeout=300, **kwargs)
+    with open(os.path.join(base, "client.out"), "w") as f:
+        f.write("rc=%d\n--stdout--\n%s\n--stderr--\n%s" % (p.returncode, p.stdout, p.stderr))
+    print(name, "rc", p.returncode, p.stdout[-300:], p.stderr[-stderr_tail:])
+    return p
+
+
+def walk_files(top):
+    """Every file below `top`, folder by folder as os.walk goes, names sorted within a folder."""
+    for dp, dn, fns in os.walk(top):
+        for fn in sorted(fns):
+            yield os.path.join(dp, fn)
+
+
+def copy_session_files(sources, home, out):
+    """Copy `sources` (paths under `home`) byte-exact, modes kept, to <out>/home/ (wiped first).
+    Returns their names as "home/<path relative to home>", in the order given."""
+    dst_home = os.path.join(out, "home")
+    shutil.rmtree(dst_home, ignore_errors=True)
+    files = []
+    for src in sources:
+        rel = os.path.relpath(src, home)
+        dst = os.path.join(dst_home, rel)
+        os.makedirs(os.path.dirname(dst), exist_ok=True)
+        shutil.copy2(src, dst)
+        files.append("home/" + rel)
+    return files
+
+
+def write_meta(out, client, version, sid, w, home, files):
+    """<out>/meta.json, keeping the notes of an existing one."""
+    mpath = os.path.join(out, "meta.json")
+    notes = json.load(open(mpath)).get("notes", "") if os.path.exists(mpath) else ""
+    meta = {"client": client, "clientVersion": version, "sessionId": sid, "cwd": w, "home": home,
+            "files": sorted(files), "notes": notes}
+    with open(mpath, "w") as f:
+        json.dump(meta, f, indent=1)
+
+
+def main(scenarios, record):
+    """Record the scenarios named on the command line, or all of them."""
+    for n in sys.argv[1:] or list(scenarios):
+        record(n)
