@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 
 from doctor.assemble import ReportOptions, resolve_settings
@@ -50,10 +51,10 @@ class LiveSession:
         self._ui_history = ui_history
         base = options or ReportOptions()
         if isinstance(settings, (str, Path)):
-            base = ReportOptions(**{**base.__dict__, "settings_files": (Path(settings),)})
+            base = replace(base, settings_files=(Path(settings),))
         elif settings is not None:
-            base = ReportOptions(**{**base.__dict__, "settings": settings})
-        self.options = ReportOptions(**{**base.__dict__, "host_tools": _host_tools(tools)})
+            base = replace(base, settings=settings)
+        self.options = replace(base, host_tools=_host_tools(tools))
         self.agent = agent
         self._resolved = resolve_settings(self.options, Path.cwd())
         self._tracker = RetentionTracker(self._resolved.budgets, self._resolved.image_token_estimate)
