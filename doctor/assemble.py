@@ -14,7 +14,7 @@ from pathlib import Path
 from doctor.core.analysis import RetentionAnalysis, analyze_tool_result_retention
 from doctor.core.budgets import BudgetRegistry, QwenLimits, ToolSpec
 from doctor.core.retention import RetentionUnavailable
-from doctor.core.settings import QwenSettings, load_qwen_settings
+from doctor.core.settings import QwenSettings, deep_merge, load_qwen_settings
 from doctor.report.model import MemoryReport, SettingsInfo, SourceInfo
 from doctor.sources.base import LoadedSession
 
@@ -50,8 +50,6 @@ def resolve_settings(options: ReportOptions, project_dir: Path | None) -> Resolv
     else:
         settings = load_qwen_settings(files=list(options.settings_files), env=env)
     if options.settings:
-        from doctor.core.settings import deep_merge
-
         settings = QwenSettings(merged=deep_merge(settings.merged, options.settings), files=settings.files)
     tools = dict(settings.tools)
     if options.threshold is not None:
