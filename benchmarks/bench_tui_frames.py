@@ -101,7 +101,8 @@ def capture_loader(path: Path):
 
 
 async def measure_load(load, session, settle: float) -> tuple[Ticks, float]:
-    """Ticks marked "loading" until the report is on the screen, then "showing" for `settle` s."""
+    """Ticks marked "start-up" until the loading screen is first painted, "loading" until the report
+    is on the screen, then "showing" for `settle` s."""
     from doctor.tui.app import DoctorApp
     from doctor.tui.provider import CallableProvider
     from doctor.tui.screens.memory import MemoryScreen
@@ -112,13 +113,18 @@ async def measure_load(load, session, settle: float) -> tuple[Ticks, float]:
         CSS_PATH = str(ROOT / "doctor" / "tui" / "doctor.tcss")  # resolved against this module otherwise
 
         def on_mount(self) -> None:  # ticking before the screen (and its loader) starts
+            # Textual runs DoctorApp.on_mount itself after this one (handlers run down the MRO):
+            # calling super() here too pushed a second MemoryScreen with a second loader.
             self.set_interval(TICK, ticks.tick)
-            ticks.mark("loading")
-            super().on_mount()
+            ticks.mark("start-up")
 
     app = Timed(CallableProvider(load, session=session), keymap={})
     async with app.run_test(size=SIZE) as pilot:
         started = ticks.marks[0][0]
+        while not isinstance(app.screen, MemoryScreen):
+            await asyncio.sleep(0.002)
+        # "loading" from the first paint of the loading screen (CSS, compose and that paint are start-up)
+        app.screen.call_after_refresh(ticks.mark, "loading")
         while not (isinstance(app.screen, MemoryScreen) and app.screen.report is not None):
             await asyncio.sleep(0.005)
         ticks.mark("showing")
@@ -170,7 +176,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--size-mb", type=int, default=50)
     parser.add_argument("--line-mb", type=int, default=200)
-    parser.add_argument("--settle", type=float, default=1.0)
+    parser.add_argument("--settle", type=float, default=4.0)
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
 
@@ -203,8 +209,8 @@ def main() -> int:
     lines.append("| run | phase | ticks | median gap ms | p99 ms | max ms | gaps > 50 ms |")
     lines.append("|---|---|---|---|---|---|---|")
     for name, ticks, phases in (
-        ("baseline (loader only sleeps)", baseline_ticks, ("loading", "showing")),
-        (f"doctor, {args.size_mb} MB dump", doctor_ticks, ("loading", "showing")),
+        ("baseline (loader only sleeps)", baseline_ticks, ("start-up", "loading", "showing")),
+        (f"doctor, {args.size_mb} MB dump", doctor_ticks, ("start-up", "loading", "showing")),
         (f"pager, {args.line_mb} MB line", pager_ticks, ("opening", "paging", "jumping")),
     ):
         for phase in phases:

@@ -37,7 +37,7 @@ class DoctorApp(App[None]):
     def on_mount(self) -> None:
         if self._user_keymap:
             self.set_keymap(self._user_keymap)
-        self.push_screen(MemoryScreen(self.provider))
+        self.push_screen(MemoryScreen(self.provider, freeze_gc=True))
 
     def action_toggle_theme(self) -> None:
         self.theme = LIGHT if self.theme == DARK else DARK

@@ -16,12 +16,16 @@ class LoadProgress(Message):
 
 
 class ReportReady(Message):
-    """A first report (`refreshed=False`) or a newer one from `provider.refresh()`."""
+    """A first report (`refreshed=False`) or a newer one from `provider.refresh()`.
 
-    def __init__(self, report, refreshed: bool = False) -> None:
+    `view` is the report prepared for the screen on the worker (`doctor.tui.view.prepare`).
+    """
+
+    def __init__(self, report, refreshed: bool = False, view=None) -> None:
         super().__init__()
         self.report = report
         self.refreshed = refreshed
+        self.view = view
 
 
 class LoadFailed(Message):

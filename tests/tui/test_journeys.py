@@ -402,17 +402,51 @@ async def test_pager_pages_sideways_through_a_giant_line(tmp_path):
 
 
 @run_async
-async def test_many_results_fill_the_table_in_chunks(monkeypatch):
-    """Past GRADUAL_ABOVE rows the Results table fills a chunk per frame, biggest first, same end state."""
-    monkeypatch.setattr(ResultsTable, "GRADUAL_ABOVE", 1)
-    monkeypatch.setattr(ResultsTable, "CHUNK", 1)
+async def test_many_rows_changing_rebuild_the_table_in_bulk(monkeypatch):
+    """Past REBUILD_ABOVE changed rows the tables are rebuilt in one bulk step: same order, filters, cursor."""
+    monkeypatch.setattr(ResultsTable, "REBUILD_ABOVE", 0)
     app = app_for("oversized-alarm")
     async with app.run_test(size=SIZE) as pilot:
         screen = await loaded(pilot)
         table = screen.query_one(ResultsTable)
-        await wait_for(pilot, lambda: table.row_count == 3)
-        by_chars = sorted(screen.report.retention.results, key=lambda r: r.chars, reverse=True)
+        results = list(screen.report.retention.results)
+        by_chars = sorted(results, key=lambda r: r.chars, reverse=True)
         assert row_keys(table) == [str(r.ordinal) for r in by_chars]
+        assert table.virtual_size.height == len(results) + 1  # rows and header, set on idle
         await pilot.press("3", "o")
-        oversized = {str(r.ordinal) for r in screen.report.retention.results if r.oversized}
-        await wait_for(pilot, lambda: set(row_keys(table)) == oversized)
+        oversized = [str(r.ordinal) for r in by_chars if r.oversized]
+        await wait_for(pilot, lambda: row_keys(table) == oversized)
+        table.move_to(oversized[-1])
+        await pilot.press("o")
+        await wait_for(pilot, lambda: table.row_count == len(results))
+        assert row_keys(table) == [str(r.ordinal) for r in by_chars]
+        assert table.selected_key() == oversized[-1]  # the cursor stays on its row
+
+
+@run_async
+async def test_bulk_rows_measure_like_add_row():
+    """The bulk path's column widths (measured on the worker) are what DataTable.add_row measures."""
+    from textual.widgets import DataTable
+
+    report, _ = build(relative_session("oversized-alarm"))
+    from doctor.tui.view import prepare
+
+    view = prepare(report)
+
+    class Tables(App):
+        def compose(self):
+            yield ResultsTable(id="bulk")
+            yield DataTable(id="plain")
+
+    app = Tables()
+    async with app.run_test(size=SIZE) as pilot:
+        bulk = app.query_one("#bulk", ResultsTable)
+        plain = app.query_one("#plain", DataTable)
+        for key, label in ResultsTable.COLUMNS:
+            plain.add_column(label, key=key)
+        bulk.show_rows(view.results)
+        for key, cells in zip(view.results.keys, view.results.cells):
+            plain.add_row(*cells, key=key)
+        await pilot.pause()
+        assert [c.content_width for c in bulk.ordered_columns] == [c.content_width for c in plain.ordered_columns]
+        assert bulk.virtual_size == plain.virtual_size

@@ -6,6 +6,7 @@ particular App subclass, only a provider (see `doctor.tui.provider`).
 
 from __future__ import annotations
 
+import gc
 import time
 
 from textual import on, work
@@ -27,8 +28,9 @@ from textual.worker import get_current_worker
 from doctor.tui.messages import LoadFailed, LoadProgress, ReportReady
 from doctor.tui.provider import ReportProvider, refresh_interval, refresher
 from doctor.tui.spill_links import SpillLinks
+from doctor.tui.view import ReportView, prepare
 from doctor.tui.widgets.footer import DoctorFooter
-from doctor.tui.widgets.overview import Overview, source_title
+from doctor.tui.widgets.overview import Overview
 from doctor.tui.widgets.process import ProcessPane
 from doctor.tui.widgets.tables import ResultsTable, ToolsTable
 
@@ -50,10 +52,20 @@ class MemoryScreen(Screen):
         Binding("ctrl+r", "refresh", "Refresh", id="memory.refresh", show=False),
     ]
 
-    def __init__(self, provider: ReportProvider, *, name: str | None = None) -> None:
+    def __init__(self, provider: ReportProvider, *, name: str | None = None, freeze_gc: bool = False) -> None:
+        """`freeze_gc`: move what the first load built out of the cyclic GC's way (`gc.freeze`).
+
+        A 50 MB dump leaves millions of long-lived objects; every full collection then walked
+        them all, holding the GIL for 0.1-0.2 s whichever thread triggered it (the largest
+        frame gaps left in benchmarks/bench_tui_frames.py). Frozen objects are still freed by
+        reference counting, only cycles among them are not: worth it for the `doctor memory`
+        app, which owns its process (DoctorApp sets it), not for a screen pushed into a host.
+        """
         super().__init__(name=name)
         self.provider = provider
+        self.freeze_gc = freeze_gc
         self.report = None
+        self.view: ReportView | None = None
         self.links = SpillLinks()
         self.refreshes = 0
 
@@ -91,15 +103,21 @@ class MemoryScreen(Screen):
             now = time.monotonic()
             if now - last >= PROGRESS_EVERY or (fraction is not None and fraction >= 1):
                 last = now
+                if self.freeze_gc:  # what is read so far stays: keep full collections short
+                    gc.freeze()
                 self.post_message(LoadProgress(fraction, text))
 
         try:
             report = self.provider.load(progress)
+            progress(1.0, "Preparing the tables…")
+            view = prepare(report)
+            if self.freeze_gc:
+                gc.freeze()
         except Exception as exc:  # shown on screen; the terminal stays usable
             self.post_message(LoadFailed(f"{type(exc).__name__}: {exc}"))
             return
         if not get_current_worker().is_cancelled:
-            self.post_message(ReportReady(report))
+            self.post_message(ReportReady(report, view=view))
 
     @work(thread=True, exclusive=True, group="doctor-refresh", exit_on_error=False)
     def refresh_report(self) -> None:
@@ -108,11 +126,12 @@ class MemoryScreen(Screen):
             return
         try:
             report = refresh()
+            view = prepare(report) if report is not None else None
         except Exception as exc:
             self.post_message(LoadFailed(f"refresh failed: {type(exc).__name__}: {exc}"))
             return
         if report is not None:
-            self.post_message(ReportReady(report, refreshed=True))
+            self.post_message(ReportReady(report, refreshed=True, view=view))
 
     def on_load_progress(self, message: LoadProgress) -> None:
         bar = self.query_one("#loading-bar", ProgressBar)
@@ -129,39 +148,49 @@ class MemoryScreen(Screen):
 
     def on_report_ready(self, message: ReportReady) -> None:
         first = self.report is None
-        self.show(message.report)
+        self.show(message.view if message.view is not None else message.report)
         if message.refreshed:
             self.refreshes += 1
         if first:
             self.query_one("#loading").display = False
             self.query_one("#tabs").display = True
             self.query_one("#tabs", TabbedContent).active = "overview"
+            if self.freeze_gc:  # the widgets and caches the first paint builds stay too
+                self.call_after_refresh(gc.freeze)
             if refresher(self.provider) is not None:
                 self.set_interval(refresh_interval(self.provider), self.refresh_report, name="doctor-refresh")
 
     def show(self, report) -> None:
-        """Render a report; a second call patches the tables in place."""
-        self.report = report
-        self.links = SpillLinks.of(report.spill)
+        """Render a report (or a `ReportView` prepared on a worker); a second call patches the tables in place.
+
+        With a prepared view this only hands finished renderables and rows to the widgets;
+        a bare report is prepared here first (tests, hosts calling `show` themselves).
+        """
+        view = report if isinstance(report, ReportView) else prepare(report)
+        self.view = view
+        self.report = view.report
+        self.links = view.links
         with self.app.batch_update():
-            self.query_one("#title", Static).update(source_title(report))
-            self.query_one(Overview).show(report)
-            self.query_one(ToolsTable).show(report.retention)
+            self.query_one("#title", Static).update(view.title)
+            self.query_one(Overview).apply(view.overview)
+            self.query_one(ToolsTable).show_rows(view.tools)
             self._show_results()
-            self.query_one(ProcessPane).show(report)
+            self.query_one(ProcessPane).show(view.report)
 
     def _show_results(self) -> None:
-        analysis = self.report.retention if self.report else None
-        results = analysis.results if analysis else ()
+        view = self.view
+        if view is None:
+            return
         text = self.query_one("#results-filter", Input).value.strip().lower()
         oversized_only = self.query_one("#oversized-only", Checkbox).value
-        chosen = [r for r in results
-                  if (not oversized_only or r.oversized)
-                  and (not text or text in (r.tool or "").lower() or text == str(r.ordinal)
-                       or text in (r.sentinel or "").lower())]
+        rows = view.results
+        if text or oversized_only:
+            rows = rows.subset(i for i, key in enumerate(view.result_filters)
+                               if (not oversized_only or key.oversized)
+                               and (not text or text in key.tool or text == key.ordinal or text in key.sentinel))
         table = self.query_one(ResultsTable)
-        table.show(chosen, self.links)
-        table.border_title = f"{len(chosen)} of {len(results)} results"
+        table.show_rows(rows)
+        table.border_title = f"{len(rows)} of {view.result_count} results"
 
     # -- filters and navigation ----------------------------------------------------
 
@@ -215,16 +244,18 @@ class MemoryScreen(Screen):
         self.action_tab("results")
 
     def action_biggest(self) -> None:
-        analysis = self.report.retention if self.report else None
-        if analysis is None or not analysis.results:
+        if self.view is None or self.view.biggest_ordinal is None:
             self.notify("No tool results in this history.")
             return
-        self.open_result(analysis.largest(1)[0].ordinal)
+        self.open_result(self.view.biggest_ordinal)
 
     def open_result(self, ordinal: int) -> None:
         from doctor.tui.screens.detail import ResultDetailScreen
 
-        result = next((r for r in self.report.retention.results if r.ordinal == ordinal), None)
+        results = self.report.retention.results if self.report.retention else ()
+        result = results[ordinal] if 0 <= ordinal < len(results) else None  # ordinals index the results
+        if result is None or result.ordinal != ordinal:
+            result = next((r for r in results if r.ordinal == ordinal), None)
         if result is None:
             return
         table = self.query_one(ResultsTable)

@@ -1,16 +1,20 @@
 """The Tools and Results tables: DataTables patched in place, sortable by key or click.
 
-`patch(rows)` diffs by row key (tool name, result ordinal): new rows are added, changed
+`show_rows(rows)` diffs by row key (tool name, result ordinal): new rows are added, changed
 cells updated, vanished rows removed, so a live refresh keeps the cursor and scroll
-where the user left them (memray's live table does the same).
+where the user left them (memray's live table does the same). The rows come prepared
+(cells built and measured on the loader's worker, see `doctor.tui.view`); a first fill,
+or a change of more than `REBUILD_ABOVE` rows (a filter), is loaded in one bulk step.
 """
 
 from __future__ import annotations
 
 from textual.binding import Binding
 from textual.widgets import DataTable
+from textual.widgets._data_table import Row, RowKey
 
 from doctor.tui import format as fmt
+from doctor.tui.view import TableRows, table_rows
 
 OVERSIZED = "bold red"
 ERROR = "yellow"
@@ -26,11 +30,10 @@ class PatchedTable(DataTable):
         Binding("r", "reverse_sort", "Reverse", id="table.reverse"),
     ]
 
-    CHUNK = 50  # rows patched per frame by patch_gradually
+    REBUILD_ABOVE = 64  # rows added or removed beyond which the table is rebuilt in bulk
 
     def __init__(self, **kwargs) -> None:
         super().__init__(cursor_type="row", zebra_stripes=True, **kwargs)
-        self._patching = 0
         self.sort_column = self.DEFAULT_SORT
         self.sort_reverse = True
 
@@ -38,50 +41,78 @@ class PatchedTable(DataTable):
         for key, label in self.COLUMNS:
             self.add_column(label, key=key)
 
+    @classmethod
+    def rows(cls, rows: dict[str, tuple]) -> TableRows:
+        """{row key: cells} prepared for `show_rows`, in the default sort's order (for worker threads)."""
+        keys = [key for key, _ in cls.COLUMNS]
+        index = keys.index(cls.DEFAULT_SORT) if cls.DEFAULT_SORT in keys else None
+        return table_rows(rows, index, reverse=True)
+
     def patch(self, rows: dict[str, tuple]) -> None:
         """Make the table hold exactly `rows` ({row key: cells}), touching only what changed."""
-        self._patching += 1  # a gradual patch still running is superseded
-        existing = {row_key.value for row_key in self.rows}
-        for row_key in existing - rows.keys():
-            self.remove_row(row_key)
-        self._patch_rows(rows.items(), existing)
-        self.apply_sort()
+        self.show_rows(self.rows(rows))
 
-    def patch_gradually(self, keys: list[str], cells_of) -> None:
-        """`patch`, for many rows: `cells_of(i)` builds row i's cells, `CHUNK` rows per frame.
+    def show_rows(self, rows: TableRows) -> None:
+        """Make the table hold exactly `rows`: patched in place when little changed, else rebuilt in bulk.
 
-        Filling thousands of rows at once blocked the event loop for a second on a 50 MB
-        dump (benchmarks/bench_tui_frames.py); in chunks each frame stays short, and the
-        sort runs once at the end.
+        Adding rows one by one (DataTable.add_row measures every cell on the next idle, and
+        each add bumps the cursor) cost ~0.1 ms a row on the UI thread; a 50 MB dump's 3,000
+        results blocked the loop for a second in one go, or ~0.1-0.2 s a frame in chunks
+        (benchmarks/bench_tui_frames.py). The bulk path enters the prepared rows directly
+        and sets the column widths from the widths measured on the worker.
         """
-        self._patching += 1
-        generation = self._patching
+        wanted = set(rows.keys)
         existing = {row_key.value for row_key in self.rows}
-        for row_key in existing - set(keys):
+        removed = existing - wanted
+        added = len(wanted - existing)
+        if not existing or len(removed) + added > self.REBUILD_ABOVE:
+            self._rebuild(rows)
+            return
+        for row_key in removed:
             self.remove_row(row_key)
-
-        def step(start: int) -> None:
-            if generation != self._patching or not self.is_attached:
-                return
-            stop = min(len(keys), start + self.CHUNK)
-            self._patch_rows(((keys[i], cells_of(i)) for i in range(start, stop)), existing)
-            if stop < len(keys):
-                self.call_after_refresh(step, stop)
-            else:
-                self.apply_sort()
-
-        step(0)
-
-    def _patch_rows(self, rows, existing: set[str]) -> None:
-        keys = [key for key, _ in self.COLUMNS]
-        for row_key, cells in rows:
+        columns = [key for key, _ in self.COLUMNS]
+        for row_key, cells in zip(rows.keys, rows.cells):
             if row_key in existing:
                 current = self.get_row(row_key)
-                for column, old, new in zip(keys, current, cells):
+                for column, old, new in zip(columns, current, cells):
                     if str(old) != str(new) or getattr(old, "value", None) != getattr(new, "value", None):
                         self.update_cell(row_key, column, new)
             else:
                 self.add_row(*cells, key=row_key)
+        self.apply_sort()
+
+    def _rebuild(self, rows: TableRows) -> None:
+        selected = self.selected_key()
+        if self.row_count:
+            self.clear()
+        self._append_rows(rows)
+        self.apply_sort()
+        if selected is not None and selected in set(rows.keys):
+            self.move_to(selected)
+
+    def _append_rows(self, rows: TableRows) -> None:
+        """What `add_row` does for each row, for all of them at once, widths known beforehand."""
+        if not rows.keys:
+            return
+        columns = self.ordered_columns
+        column_keys = [column.key for column in columns]
+        locations, data, metadata = self._row_locations, self._data, self.rows
+        first = self.row_count
+        for index, (key, cells) in enumerate(zip(rows.keys, rows.cells), first):
+            row_key = RowKey(key)
+            locations[row_key] = index
+            data[row_key] = dict(zip(column_keys, cells))
+            metadata[row_key] = Row(row_key, 1)
+        for position, column in enumerate(columns):
+            widest = max((widths[position] for widths in rows.widths if position < len(widths)), default=0)
+            column.content_width = max(column.content_width, widest)
+        self._require_update_dimensions = True  # virtual size on the next idle; nothing left to measure
+        self._update_count += 1
+        self.cursor_coordinate = self.cursor_coordinate
+        if first == 0 and self.show_cursor and self.cursor_type != "none":
+            self._highlight_cursor()
+        self.check_idle()
+        self.refresh()
 
     def apply_sort(self) -> None:
         if self.sort_column and self.row_count:
@@ -132,6 +163,11 @@ class ToolsTable(PatchedTable):
     DEFAULT_SORT = "chars"
 
     def show(self, analysis) -> None:
+        self.show_rows(self.rows(self.cells_of(analysis)))
+
+    @staticmethod
+    def cells_of(analysis) -> dict[str, tuple]:
+        """{tool: cells} for every tool (walks all results: run it on a worker for large reports)."""
         rows = {}
         for summary in analysis.per_tool() if analysis else ():
             style = OVERSIZED if summary.oversized else ""
@@ -148,27 +184,20 @@ class ToolsTable(PatchedTable):
                 fmt.SortableText(fmt.budget(budget_value), budget_value, style),
                 fmt.text_cell(layers, "dim"),
             )
-        self.patch(rows)
+        return rows
 
 
 class ResultsTable(PatchedTable):
     COLUMNS = (("ordinal", "#"), ("turn", "turn"), ("tool", "tool"), ("chars", "chars"), ("tokens", "tokens"),
                ("budget", "budget"), ("ratio", "ratio"), ("layer", "bounded by"), ("pointer", "pointer"))
     DEFAULT_SORT = "chars"
-    GRADUAL_ABOVE = 300
 
     def show(self, results, links) -> None:
-        """All rows at once for a few hundred results, in per-frame chunks beyond (see patch_gradually)."""
-        if len(results) > self.GRADUAL_ABOVE:
-            results = list(results)
-            if self.sort_column in ("ordinal", "turn", "chars", "tokens"):  # biggest rows first, as sorted
-                results.sort(key=lambda r: getattr(r, self.sort_column) or 0, reverse=self.sort_reverse)
-            self.patch_gradually([str(r.ordinal) for r in results], lambda i: self._cells(results[i], links))
-            return
-        self.patch({str(result.ordinal): self._cells(result, links) for result in results})
+        """Rows for `results`, built here (the screen hands prepared rows to `show_rows` instead)."""
+        self.show_rows(self.rows({str(result.ordinal): self.cells(result, links) for result in results}))
 
     @staticmethod
-    def _cells(result, links) -> tuple:
+    def cells(result, links) -> tuple:
         style = OVERSIZED if result.oversized else (ERROR if result.is_error else "")
         ratio = result.budget_ratio
         layer = "" if result.sentinel == "none" else result.sentinel
