@@ -17,7 +17,12 @@ from itertools import islice
 from doctor.core.budgets import Budget, BudgetRegistry
 from doctor.core.estimator import DEFAULT_IMAGE_TOKEN_ESTIMATE, tokens_for_chars
 from doctor.core.result_table import ResultTable
-from doctor.core.retention import ResultMeasure, RetentionStats, RetentionTotals
+from doctor.core.retention import (
+    ResultMeasure,
+    RetentionStats,
+    RetentionTotals,
+    whole_number,
+)
 from doctor.core.sentinels import LAYERS
 from doctor.core.ui_history import UiScan, scan_ui_history
 
@@ -109,8 +114,8 @@ class RetentionAnalysis:
             ToolSummary(
                 tool=table.tools[slot],
                 count=count,
-                chars=_number(chars),
-                largest=_number(largest),
+                chars=whole_number(chars),
+                largest=whole_number(largest),
                 oversized=oversized,
                 errors=errors,
                 budget=table.budgets[slot],
@@ -152,7 +157,7 @@ class RetentionAnalysis:
         per_turn: dict[int, float] = {}
         for turn, chars in zip(self._columns("turn"), self._columns("chars")):
             per_turn[turn] = per_turn.get(turn, 0) + chars
-        return sorted((turn, _number(chars)) for turn, chars in per_turn.items())
+        return sorted((turn, whole_number(chars)) for turn, chars in per_turn.items())
 
     @property
     def layer_counts(self) -> dict[str, int]:
@@ -162,15 +167,11 @@ class RetentionAnalysis:
         return {layer: n for layer, n in zip(LAYERS, counts) if n}
 
 
-def _number(value: float) -> float | int:
-    return int(value) if float(value).is_integer() else value
-
-
 def _stats(totals: RetentionTotals, threshold: float, ui: UiScan | None) -> RetentionStats:
     return RetentionStats(
         tool_result_count=totals.tool_result_count,
-        total_chars=_number(totals.total_chars),
-        largest_result_chars=_number(totals.largest_result_chars),
+        total_chars=whole_number(totals.total_chars),
+        largest_result_chars=whole_number(totals.largest_result_chars),
         oversized_result_count=totals.oversized_result_count,
         oversized_threshold_chars=threshold if threshold != float("inf") else 0,
         large_outputs_in_ui_history=ui.large_outputs if ui is not None else 0,

@@ -12,9 +12,13 @@ from __future__ import annotations
 
 import math
 from array import array
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
-from doctor.core.budgets import COMBINED_PASS_TOLERANCE_FACTOR, TRUNCATION_FALLBACK_ENVELOPE_SLACK, Budget
+from doctor.core.budgets import (
+    COMBINED_PASS_TOLERANCE_FACTOR,
+    TRUNCATION_FALLBACK_ENVELOPE_SLACK,
+    Budget,
+)
 from doctor.core.estimator import (
     DEFAULT_IMAGE_TOKEN_ESTIMATE,
     FUNCTION_RESPONSE_WRAPPER_CHARS,
@@ -23,19 +27,22 @@ from doctor.core.estimator import (
 )
 from doctor.core.jsvalues import js_len, js_truthy
 from doctor.core.parts import content_role, field
-from doctor.core.retention import ResultMeasure, RetentionTotals, RetentionUnavailable
+from doctor.core.retention import (
+    ResultMeasure,
+    RetentionTotals,
+    RetentionUnavailable,
+    whole_number,
+)
 from doctor.core.sentinels import (
+    ALREADY_TRUNCATED_PREFIXES,
     LAYERS,
     NONE,
-    PERSISTED_OUTPUT_OPEN_TAG,
     SENTINEL_PREFIXES,
-    TOOL_OUTPUT_TRUNCATED_PREFIX,
     StubInfo,
     parse_stub,
     sentinel_kind,
 )
 
-_ALREADY_TRUNCATED = (TOOL_OUTPUT_TRUNCATED_PREFIX, PERSISTED_OUTPUT_OPEN_TAG)
 _LAYER_CODE = {layer: code for code, layer in enumerate(LAYERS)}
 _OVERSIZED = 1
 _ERROR = 2
@@ -214,7 +221,7 @@ class ResultTable:
                     slot = tool_slot(name)
                 flags = _ERROR if output is None and raw is not None else 0
                 if type(raw) is str:
-                    if raw_len > limits[slot] and not raw.startswith(_ALREADY_TRUNCATED):
+                    if raw_len > limits[slot] and not raw.startswith(ALREADY_TRUNCATED_PREFIXES):
                         flags |= _OVERSIZED
                         oversized += 1
                     if raw.startswith(SENTINEL_PREFIXES):
@@ -252,7 +259,7 @@ class ResultTable:
             turn=self.turn[ordinal],
             call_id=self.call_ids[ordinal],
             tool=self.tools[slot],
-            chars=_number(self.chars[ordinal]),
+            chars=whole_number(self.chars[ordinal]),
             raw_chars=self.raw_chars[ordinal],
             is_error=bool(flags & _ERROR),
             budget=self.budgets[slot],
@@ -269,16 +276,6 @@ class ResultTable:
         fr = function_response_of(parts[self.part_index[ordinal]])
         raw = raw_result_text(fr) if fr is not None else None
         return parse_stub(raw) if isinstance(raw, str) else None
-
-    def oversized_ordinals(self) -> Iterator[int]:
-        return (i for i, flags in enumerate(self.flags) if flags & _OVERSIZED)
-
-    def layer_of(self, ordinal: int) -> str:
-        return LAYERS[self.flags[ordinal] >> _LAYER_SHIFT]
-
-
-def _number(value: float) -> float | int:
-    return int(value) if value.is_integer() else value
 
 
 def qwen_retention_totals(

@@ -56,10 +56,10 @@ class RetentionStats:
         """The object `/doctor memory --json` prints, keys in Qwen's order."""
         return {
             "toolResultCount": self.tool_result_count,
-            "totalChars": _json_number(self.total_chars),
-            "largestResultChars": _json_number(self.largest_result_chars),
+            "totalChars": whole_number(self.total_chars),
+            "largestResultChars": whole_number(self.largest_result_chars),
             "oversizedResultCount": self.oversized_result_count,
-            "oversizedThresholdChars": _json_number(self.oversized_threshold_chars),
+            "oversizedThresholdChars": whole_number(self.oversized_threshold_chars),
             "largeOutputsInUIHistory": self.large_outputs_in_ui_history,
             "presentInCompressionInput": self.present_in_compression_input,
         }
@@ -69,7 +69,8 @@ class RetentionStats:
         return tokens_for_chars(self.total_chars)
 
 
-def _json_number(value: float) -> float | int:
+def whole_number(value: float) -> float | int:
+    """An int when the figure is whole (JS prints 6400, not 6400.0), else the float."""
     return int(value) if float(value).is_integer() else value
 
 

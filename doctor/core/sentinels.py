@@ -53,9 +53,8 @@ SENTINEL_PREFIXES = (
 TAIL_CHARS = 2048
 
 
-def starts_already_truncated(raw: object) -> bool:
-    """Qwen's analyzer skip rule: starts with the truncation prefix or `<persisted-output>`."""
-    return isinstance(raw, str) and raw.startswith((TOOL_OUTPUT_TRUNCATED_PREFIX, PERSISTED_OUTPUT_OPEN_TAG))
+# Qwen's analyzer skips results starting with these when it looks for oversized ones.
+ALREADY_TRUNCATED_PREFIXES = (TOOL_OUTPUT_TRUNCATED_PREFIX, PERSISTED_OUTPUT_OPEN_TAG)
 
 
 def sentinel_kind(raw: object) -> str:

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from doctor.core.budgets import BudgetRegistry, QwenLimits
+from doctor.core.budgets import QwenLimits
 from doctor.core.estimator import resolve_image_token_estimate
 
 
@@ -52,13 +52,6 @@ class QwenSettings:
 
     def image_token_estimate(self, env: Mapping[str, str] | None = None) -> float:
         return resolve_image_token_estimate(self.image_token_estimate_setting, env)
-
-    def budget_registry(self, overrides: Mapping[str, float] | None = None) -> BudgetRegistry:
-        return BudgetRegistry(
-            limits=self.limits,
-            mcp_servers=self.mcp_server_names,
-            overrides=dict(overrides or {}),
-        )
 
 
 def qwen_home(env: Mapping[str, str] | None = None) -> Path:

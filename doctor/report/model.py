@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from doctor import __version__
 from doctor.core.analysis import RetentionAnalysis, ToolSummary
 from doctor.core.budgets import Budget
-from doctor.core.retention import ResultMeasure
+from doctor.core.retention import ResultMeasure, whole_number
 from doctor.report.advice import advise
 from doctor.report.audit_summary import presented_audit_json
 from doctor.report.paths import PATH_STYLES, present_path  # noqa: F401  (PATH_STYLES: public here too)
@@ -27,7 +27,7 @@ DEFAULT_TOP = 10
 def _number(value: float | None) -> float | int | None:
     if value is None or (isinstance(value, float) and not math.isfinite(value)):
         return None
-    return int(value) if float(value).is_integer() else value
+    return whole_number(value)
 
 
 def budget_json(budget: Budget) -> dict:

@@ -76,3 +76,8 @@ def test_settings_merge_like_qwen(tmp_path):
     (project / ".qwen" / "settings.json").write_text("{not json")
     with pytest.raises(SettingsError, match="settings.json:1"):
         load_qwen_settings(project, env=env)
+
+
+def test_gate_sits_3000_above_the_threshold():
+    assert QwenLimits().gate_threshold == 28000
+    assert math.isinf(QwenLimits.from_settings({"truncateToolOutputThreshold": 0}).gate_threshold)
