@@ -33,18 +33,3 @@ class LoadFailed(Message):
         super().__init__()
         self.error = error
 
-
-class OpenResult(Message):
-    """Show one result's detail screen."""
-
-    def __init__(self, ordinal: int) -> None:
-        super().__init__()
-        self.ordinal = ordinal
-
-
-class FilterTool(Message):
-    """Show the results of one tool."""
-
-    def __init__(self, tool: str) -> None:
-        super().__init__()
-        self.tool = tool

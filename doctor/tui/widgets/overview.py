@@ -21,7 +21,7 @@ CHANNEL_LABELS = {"ui-display": "every resultDisplay string kept"}  # side-chann
 
 
 class Overview(VerticalScroll):
-    """A scrollable column of panels; `show(report)` replaces their content in place."""
+    """A scrollable column of panels; `apply(view)` replaces their content in place."""
 
     def compose(self):
         yield Static(id="alarm")
@@ -31,9 +31,6 @@ class Overview(VerticalScroll):
         yield Static(id="channels", classes="panel")
         yield Static(id="spill-status", classes="panel")
         yield Static(id="process-summary", classes="panel")
-
-    def show(self, report: MemoryReport) -> None:
-        self.apply(overview_view(report))
 
     def apply(self, view: OverviewView) -> None:
         """Put prepared panels on screen (`overview_view` runs on the loader's worker)."""

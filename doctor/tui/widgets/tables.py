@@ -48,10 +48,6 @@ class PatchedTable(DataTable):
         index = keys.index(cls.DEFAULT_SORT) if cls.DEFAULT_SORT in keys else None
         return table_rows(rows, index, reverse=True)
 
-    def patch(self, rows: dict[str, tuple]) -> None:
-        """Make the table hold exactly `rows` ({row key: cells}), touching only what changed."""
-        self.show_rows(self.rows(rows))
-
     def show_rows(self, rows: TableRows) -> None:
         """Make the table hold exactly `rows`: patched in place when little changed, else rebuilt in bulk.
 
@@ -162,9 +158,6 @@ class ToolsTable(PatchedTable):
                ("layers", "bounded by"))
     DEFAULT_SORT = "chars"
 
-    def show(self, analysis) -> None:
-        self.show_rows(self.rows(self.cells_of(analysis)))
-
     @staticmethod
     def cells_of(analysis) -> dict[str, tuple]:
         """{tool: cells} for every tool (walks all results: run it on a worker for large reports)."""
@@ -191,10 +184,6 @@ class ResultsTable(PatchedTable):
     COLUMNS = (("ordinal", "#"), ("turn", "turn"), ("tool", "tool"), ("chars", "chars"), ("tokens", "tokens"),
                ("budget", "budget"), ("ratio", "ratio"), ("layer", "bounded by"), ("pointer", "pointer"))
     DEFAULT_SORT = "chars"
-
-    def show(self, results, links) -> None:
-        """Rows for `results`, built here (the screen hands prepared rows to `show_rows` instead)."""
-        self.show_rows(self.rows({str(result.ordinal): self.cells(result, links) for result in results}))
 
     @staticmethod
     def cells(result, links) -> tuple:
