@@ -108,9 +108,6 @@ class TranscriptIndex:
     def has_record(self, ident: int) -> bool:
         return self._offset[ident] >= 0
 
-    def kind(self, ident: int) -> int:
-        return self._kind[ident]
-
     def shown_in_ui(self, ident: int) -> bool:
         return bool(self._ui_kind[ident])
 
