@@ -187,17 +187,17 @@ def _build(session: LoadedSession, options: ReportOptions, args) -> MemoryReport
     from doctor.spill.pointers import pointers_for
     from doctor.spill.resolve import SpillLocator
 
-    report = report_for_session(session, options, process=_process(args, session))
+    report = report_for_session(session, options, process=_process(args))
     locator = SpillLocator(session.path, spill_roots=args.spill_roots, session_roots=session.spill_roots)
     return replace(report, spill=audit_spill(session, pointers_for(session, report.retention), locator))
 
 
-def _process(args, session: LoadedSession):
+def _process(args):
     if not (args.self_process or args.sample or args.snapshot or args.deep):
         return None
     from doctor.commands.memory_process import collect_for_command
 
-    return collect_for_command(args, session)
+    return collect_for_command(args)
 
 
 def _wants_tui(args) -> bool:

@@ -21,7 +21,7 @@ from doctor.process import (
 from doctor.process.format import format_byte_delta
 
 
-def collect_for_command(args, session=None):
+def collect_for_command(args):
     """Process diagnostics as the flags ask; a snapshot's path and warning go to stderr."""
     samples = take_samples() if args.sample else None
     if args.snapshot:
