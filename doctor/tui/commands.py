@@ -6,7 +6,7 @@ from functools import partial
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
-from doctor.tui.screens.help import active_keys
+from doctor.tui.screens.help import described_bindings
 
 EXTRA = (
     ("Toggle light / dark theme", "app.toggle_theme", "switch between the light and dark themes"),
@@ -20,18 +20,12 @@ class DoctorCommands(Provider):
 
     def _commands(self):
         screen = self.screen
-        seen = set()
-        for key, active in screen.active_bindings.items():
-            binding = active.binding
-            if not binding.description or (binding.action, active.node) in seen:
-                continue
-            seen.add((binding.action, active.node))
-            title = binding.description
+        for binding, node in described_bindings(screen):
             if binding.action.startswith("app."):
                 run = partial(screen.app.run_action, binding.action[4:])
             else:
-                run = partial(active.node.run_action, binding.action)
-            yield title, run, f"key: {screen.app.get_key_display(binding)}   id: {binding.id or '-'}"
+                run = partial(node.run_action, binding.action)
+            yield binding.description, run, f"key: {screen.app.get_key_display(binding)}   id: {binding.id or '-'}"
         for title, action, help_text in EXTRA:
             yield title, partial(screen.app.run_action, action[4:]), help_text
 

@@ -33,18 +33,25 @@ def key_table(bindings: list[tuple[str, str, str]]) -> Table:
     return table
 
 
-def active_keys(screen) -> list[tuple[str, str, str]]:
-    """(key, description, id) for the bindings active on `screen` (focused widget, screen, app)."""
+def described_bindings(screen):
+    """(binding, node) for the described bindings active on `screen` (focused widget, screen, app), once each.
+
+    What the help screen lists and the command palette offers.
+    """
     seen = set()
-    rows = []
-    for key, active in screen.active_bindings.items():
+    for active in screen.active_bindings.values():
         binding = active.binding
         marker = (binding.action, active.node)
         if marker in seen or not binding.description:
             continue
         seen.add(marker)
-        rows.append((screen.app.get_key_display(binding), binding.description, binding.id or ""))
-    return rows
+        yield binding, active.node
+
+
+def active_keys(screen) -> list[tuple[str, str, str]]:
+    """(key, description, id) for the bindings active on `screen`."""
+    return [(screen.app.get_key_display(binding), binding.description, binding.id or "")
+            for binding, _ in described_bindings(screen)]
 
 
 class HelpScreen(ModalScreen[None]):
