@@ -1,8 +1,6 @@
 """What the Claude Code and Codex CLI readers share: both record tool calls and
 results as separate records joined by an id, so both need the same pieces.
 
-- `function_response_part`: one neutral functionResponse built from the text the
-  model was sent (output, or error) plus any media it carried;
 - `CallNames`: the call-id → tool-name join, tolerant of a result written before
   its call and honest about results whose call is missing;
 - `Tally`: running figures for tool results that are *not* in the active
@@ -27,16 +25,6 @@ from doctor.sources.base import SourceIssue
 # result is measured against the global threshold, and no made-up name ("unknown")
 # can collide with a real tool's budget or per-tool row.
 UNKNOWN_TOOL = ""
-
-
-def function_response_part(call_id: str | None, name: str, text: str, *, is_error: bool = False,
-                           nested: list | None = None) -> dict:
-    """`{"functionResponse": {id, name, response: {output|error}, parts?}}` for one result."""
-    response = {"error": text} if is_error else {"output": text}
-    fr = {"id": call_id, "name": name, "response": response}
-    if nested:
-        fr["parts"] = nested
-    return {"functionResponse": fr}
 
 
 def result_text(fr: dict) -> str:

@@ -40,11 +40,17 @@ def _arguments(raw: object) -> object:
     return raw
 
 
-def _response(call_id: object, name: object, text: str, *, error: bool = False, parts: list | None = None) -> dict:
-    response = {"error": text} if error else {"output": text}
+def function_response_part(call_id: object, name: object, text: str, *, is_error: bool = False,
+                           nested: list | None = None) -> dict:
+    """`{"functionResponse": {id, name, response: {output|error}, parts?}}` for one result.
+
+    `text` is what the model was sent (output, or error); `nested` the media it
+    carried; a name that is not a string (its call is unknown) becomes "".
+    """
+    response = {"error": text} if is_error else {"output": text}
     fr = {"id": call_id, "name": name if isinstance(name, str) else "", "response": response}
-    if parts:
-        fr["parts"] = parts
+    if nested:
+        fr["parts"] = nested
     return {"functionResponse": fr}
 
 
@@ -118,9 +124,9 @@ def openai_chat(messages: list) -> Iterator[dict]:
         role = message.get("role")
         if role == "tool":
             call_id = message.get("tool_call_id")
-            rounds.add_result(_response(call_id, names.get(call_id), _text_of(message.get("content"))))
+            rounds.add_result(function_response_part(call_id, names.get(call_id), _text_of(message.get("content"))))
         elif role == "function":
-            rounds.add_result(_response(None, message.get("name"), _text_of(message.get("content"))))
+            rounds.add_result(function_response_part(None, message.get("name"), _text_of(message.get("content"))))
         elif role == "assistant":
             parts = _openai_parts(message.get("content"))
             for call in message.get("tool_calls") or ():
@@ -165,7 +171,8 @@ def openai_responses(items: list) -> Iterator[dict]:
             yield from rounds.content("model", [{"functionCall": _responses_call(item)}])
         elif kind.endswith("_output"):
             text, images = _responses_output(item.get("output"))
-            rounds.add_result(_response(item.get("call_id"), names.get(item.get("call_id")), text, parts=images))
+            rounds.add_result(function_response_part(item.get("call_id"), names.get(item.get("call_id")), text,
+                                                  nested=images))
         elif kind == "message":
             role = "model" if item.get("role") == "assistant" else "user"
             yield from rounds.content(role, _openai_parts(item.get("content")))
@@ -191,7 +198,7 @@ def _anthropic_result(block: dict, names: dict) -> dict:
     else:  # server tool results (web_search_tool_result, …) hold structured content
         text = content if isinstance(content, str) else _json_text(content)
     call_id = block.get("tool_use_id")
-    return _response(call_id, names.get(call_id), text, error=bool(block.get("is_error")), parts=media)
+    return function_response_part(call_id, names.get(call_id), text, is_error=bool(block.get("is_error")), nested=media)
 
 
 def _anthropic_part(block: object) -> dict | None:
