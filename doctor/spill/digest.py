@@ -7,7 +7,7 @@ an unchanged file is never hashed twice, a rewritten one always is.
 
 Files are opened read-only and non-blocking (a FIFO planted where a spill file should be
 must not hang the audit); nothing is ever written next to them. The optional persistent
-cache lives under the user's cache directory, never beside a session.
+cache is a file its caller names (``DigestCache(file)``), never one beside a session.
 """
 
 from __future__ import annotations
@@ -101,12 +101,6 @@ def cache_key(path: str | os.PathLike[str]) -> CacheKey:
     """``(real path, size, mtime_ns)``: a changed file gets a new key, so stale digests never match."""
     info = os.stat(path)
     return (os.path.realpath(path), info.st_size, info.st_mtime_ns)
-
-
-def user_cache_file() -> Path:
-    """``$XDG_CACHE_HOME/doctor/spill-digests.json`` (``~/.cache`` by default)."""
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "doctor" / "spill-digests.json"
 
 
 class DigestCache:

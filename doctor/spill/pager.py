@@ -289,10 +289,6 @@ class Pager:
         self._anchor = (line, offset)
         return offset
 
-    def line_at_byte(self, offset: int) -> int:
-        """Number of the line holding byte ``offset`` (for percent jumps, hex to text)."""
-        return self._locate(min(max(offset, 0), self._size))[0]
-
     def page(self, offset_line: int, limit: int, *, max_line_chars: int = 2000) -> list[Line]:
         """Lines ``offset_line`` to ``offset_line + limit - 1`` (zero-based, like read_file).
 
