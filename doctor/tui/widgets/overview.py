@@ -11,7 +11,6 @@ from textual.widgets import Static
 from doctor.report.model import MemoryReport, present_path
 from doctor.report.qwen_text import format_tool_result_retention
 from doctor.tui import format as fmt
-from doctor.tui.spill_links import SpillLinks
 from doctor.tui.view import OverviewView
 
 CHART_ROWS = 12
