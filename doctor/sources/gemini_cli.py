@@ -27,7 +27,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from doctor.core.jsvalues import js_len, js_stringify_len
-from doctor.sources.base import LoadedSession, SourceError, SourceIssue
+from doctor.sources.base import (
+    LoadedSession,
+    SourceError,
+    SourceIssue,
+    open_session_file,
+)
 from doctor.sources.jsonl import iter_json_lines, loads
 
 NAME = "gemini"
@@ -100,9 +105,10 @@ def read(path: Path) -> LoadedSession:
     path = Path(path)
     issues: list[SourceIssue] = []
     state = ConversationState()
-    if _is_single_document(path):
+    is_document, document = _legacy_document(path)
+    if is_document:
         fmt = FORMAT_LEGACY
-        state.apply(_load_document(path))
+        state.apply(document)
     else:
         fmt = FORMAT_JSONL
         for line in iter_json_lines(path, issues):
@@ -134,27 +140,19 @@ def read(path: Path) -> LoadedSession:
     return session
 
 
-def _is_single_document(path: Path) -> bool:
-    """Legacy files are one (usually pretty-printed) object; JSONL starts with a complete line."""
+def _legacy_document(path: Path) -> tuple[bool, object]:
+    """(True, its value) for a legacy file, one (usually pretty-printed) object; (False, None) for
+    JSON Lines, whose first line is a complete value of its own."""
+    with open_session_file(path) as handle:
+        first = handle.readline()
+        try:
+            loads(first.strip())
+        except ValueError:
+            data = first + handle.read()
+        else:
+            return False, None
     try:
-        with open(path, "rb") as handle:
-            first = handle.readline().strip()
-    except OSError as exc:
-        raise SourceError(path, f"cannot read: {exc.strerror or exc}") from None
-    try:
-        loads(first)
-    except ValueError:
-        return True
-    return False
-
-
-def _load_document(path: Path) -> object:
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise SourceError(path, f"cannot read: {exc.strerror or exc}") from None
-    try:
-        return loads(data)
+        return True, loads(data)
     except ValueError as exc:
         raise SourceError(path, f"not a valid Gemini CLI session JSON document ({exc})") from None
 
