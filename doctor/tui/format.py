@@ -19,15 +19,12 @@ def inert(text: str) -> str:
 
 
 def num(value: float | None) -> str:
+    """A count, char figure or budget: 12,345; ∞ for no budget; – when unknown."""
     if value is None:
         return "–"
     if isinstance(value, float) and not math.isfinite(value):
         return "∞"
     return f"{int(value):,}"
-
-
-def budget(value: float) -> str:
-    return "∞" if not math.isfinite(value) else f"{int(value):,}"
 
 
 def size(byte_count: int | None) -> str:

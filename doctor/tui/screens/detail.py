@@ -64,7 +64,7 @@ class ResultDetailScreen(Screen):
             ("call id", fmt.plain(r.call_id or "–")),
             ("chars in context", f"{fmt.num(r.chars)}  (≈ {fmt.num(r.tokens)} tokens)"),
             ("output string", f"{fmt.num(r.raw_chars)} chars" + ("  (error)" if r.is_error else "")),
-            ("budget", Text(f"{fmt.budget(r.budget.chars)}  ") + fmt.plain(f"{r.budget.source}: {r.budget.detail}",
+            ("budget", Text(f"{fmt.num(r.budget.chars)}  ") + fmt.plain(f"{r.budget.source}: {r.budget.detail}",
                                                                           "dim")),
             ("ratio to budget", "–" if ratio is None else f"{ratio:.2f}  (oversized above 2× + 500 chars)"),
             ("oversized", Text("yes", style="bold red") if r.oversized else "no"),

@@ -174,7 +174,7 @@ class ToolsTable(PatchedTable):
                 fmt.number_cell(summary.largest, style),
                 fmt.number_cell(summary.oversized, style),
                 fmt.number_cell(summary.errors, ERROR if summary.errors else style),
-                fmt.SortableText(fmt.budget(budget_value), budget_value, style),
+                fmt.SortableText(fmt.num(budget_value), budget_value, style),
                 fmt.text_cell(layers, "dim"),
             )
         return rows
@@ -196,7 +196,7 @@ class ResultsTable(PatchedTable):
             fmt.text_cell(result.tool or "(no name)", style),
             fmt.number_cell(result.chars, style),
             fmt.number_cell(result.tokens, style),
-            fmt.SortableText(fmt.budget(result.budget.chars), result.budget.chars, style),
+            fmt.SortableText(fmt.num(result.budget.chars), result.budget.chars, style),
             fmt.SortableText("–" if ratio is None else f"{ratio:.2f}", -1 if ratio is None else ratio, style),
             fmt.text_cell(layer, style),
             fmt.text_cell(links.status(result), "dim"),
