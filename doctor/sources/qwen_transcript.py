@@ -17,6 +17,7 @@ from array import array
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import BinaryIO
 
 from orjson import loads as _orjson_loads
 
@@ -385,11 +386,7 @@ class ChainRecords:
         Skipped ids are not read, which is how the history rebuild avoids
         parsing the telemetry records it would ignore anyway.
         """
-        try:
-            handle = open(self.index.path, "rb")
-        except OSError as exc:
-            raise SourceError(self.index.path, f"cannot re-read: {exc.strerror or exc}") from None
-        with handle:
+        with self._reopen() as handle:
             for position in range(start, len(self.chain)):
                 ident = self.chain[position]
                 if skip is not None and skip(ident):
@@ -410,11 +407,7 @@ class ChainRecords:
         kinds, offsets, lengths = index._kind, index._offset, index._length
         extra, glued = index._extra_fragments, index._position
         chain = self.chain
-        try:
-            handle = open(index.path, "rb")
-        except OSError as exc:
-            raise SourceError(index.path, f"cannot re-read: {exc.strerror or exc}") from None
-        with handle:
+        with self._reopen() as handle:
             fd = handle.fileno()
             pread = os.pread
             message_at, message_length = index._message_at, index._message_length
@@ -440,6 +433,12 @@ class ChainRecords:
                     except FAST_ERRORS:
                         pass
                 yield ident, self._merged(handle, ident)
+
+    def _reopen(self) -> BinaryIO:
+        try:
+            return open(self.index.path, "rb")
+        except OSError as exc:
+            raise SourceError(self.index.path, f"cannot re-read: {exc.strerror or exc}") from None
 
     def _merged(self, handle, ident: int) -> dict:
         fragments = [self._read(handle, offset, slot) for offset, slot in self.index.addresses(ident)]
