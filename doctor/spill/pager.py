@@ -29,6 +29,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Self
 
+from doctor.sources.base import os_error_reason
 from doctor.spill.errors import SpillFileError
 from doctor.spill.line_index import IndexProgress, LineIndex, scan_lines
 
@@ -186,12 +187,8 @@ class Pager:
             if not stat.S_ISREG(info.st_mode):
                 raise SpillFileError(self.path, "is not a regular file")
             fd = os.open(self.path, os.O_RDONLY | os.O_CLOEXEC)
-        except FileNotFoundError:
-            raise SpillFileError(self.path, "no such file") from None
-        except PermissionError:
-            raise SpillFileError(self.path, "permission denied") from None
         except OSError as error:
-            raise SpillFileError(self.path, error.strerror or str(error)) from None
+            raise SpillFileError(self.path, os_error_reason(error)) from None
         info = os.fstat(fd)
         self._fd = fd
         self._identity = (info.st_dev, info.st_ino)
