@@ -23,6 +23,17 @@ async def settle(pilot) -> None:
     await pilot.pause()
 
 
+def after_keys(*keys):
+    """A `run_before`: wait for the report, press `keys`, wait for what they started."""
+
+    async def run_before(pilot) -> None:
+        await settle(pilot)
+        await pilot.press(*keys)
+        await settle(pilot)
+
+    return run_before
+
+
 async def until_pager_ready(pilot) -> None:
     for _ in range(100):
         await pilot.pause(0.02)
@@ -45,28 +56,16 @@ def test_overview_light_200x60(snap_compare):
 
 
 def test_results_oversized_only_80x24(snap_compare):
-    async def run_before(pilot):
-        await settle(pilot)
-        await pilot.press("3", "o")
-        await pilot.pause()
-
-    assert snap_compare(app_for("oversized-alarm"), terminal_size=(80, 24), run_before=run_before)
+    assert snap_compare(app_for("oversized-alarm"), terminal_size=(80, 24), run_before=after_keys("3", "o"))
 
 
 def test_result_detail_120x40(snap_compare):
-    async def run_before(pilot):
-        await settle(pilot)
-        await pilot.press("b")
-        await settle(pilot)
-
-    assert snap_compare(app_for("batch-budget"), terminal_size=(120, 40), run_before=run_before)
+    assert snap_compare(app_for("batch-budget"), terminal_size=(120, 40), run_before=after_keys("b"))
 
 
 def test_pager_search_80x24(snap_compare):
     async def run_before(pilot):
-        await settle(pilot)
-        await pilot.press("b")
-        await settle(pilot)
+        await after_keys("b")(pilot)
         await pilot.press("enter")
         await until_pager_ready(pilot)
         await pilot.press("slash", *"exit", "enter")
@@ -76,9 +75,4 @@ def test_pager_search_80x24(snap_compare):
 
 
 def test_help_80x24(snap_compare):
-    async def run_before(pilot):
-        await settle(pilot)
-        await pilot.press("question_mark")
-        await pilot.pause()
-
-    assert snap_compare(app_for("batch-budget"), terminal_size=(80, 24), run_before=run_before)
+    assert snap_compare(app_for("batch-budget"), terminal_size=(80, 24), run_before=after_keys("question_mark"))
