@@ -24,14 +24,7 @@ SNIFF_BYTES = 64 * 1024
 
 
 def available_readers() -> list:
-    readers = []
-    for name in READER_MODULES:
-        try:
-            readers.append(importlib.import_module(name))
-        except ModuleNotFoundError as exc:
-            if exc.name != name:
-                raise
-    return readers
+    return [importlib.import_module(name) for name in READER_MODULES]
 
 
 def read_head(path: Path) -> bytes:
