@@ -109,17 +109,18 @@ def _project_dirs(root: Path, project: str | None) -> list[Path]:
 
 
 def _qwen(home: Path, project: str | None) -> Iterator[SessionRef]:
-    for directory in _project_dirs(home / "projects", project):
-        for path in _files(directory / "chats", "*.jsonl"):
-            ref = _stat_ref(QWEN, path, path.stem, project or _head_field(path, ("cwd",)), None)
-            if ref:
-                yield ref
+    return _per_project(QWEN, home, project, "chats")
 
 
 def _claude(home: Path, project: str | None) -> Iterator[SessionRef]:
+    return _per_project(CLAUDE, home, project, "")
+
+
+def _per_project(agent: str, home: Path, project: str | None, chats: str) -> Iterator[SessionRef]:
+    """`<home>/projects/<escaped cwd>/<chats>/<session id>.jsonl`, the layout Qwen and Claude share."""
     for directory in _project_dirs(home / "projects", project):
-        for path in _files(directory, "*.jsonl"):
-            ref = _stat_ref(CLAUDE, path, path.stem, project or _head_field(path, ("cwd",)), None)
+        for path in _files(directory / chats, "*.jsonl"):
+            ref = _stat_ref(agent, path, path.stem, project or _head_field(path, ("cwd",)), None)
             if ref:
                 yield ref
 
