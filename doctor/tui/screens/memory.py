@@ -64,10 +64,17 @@ class MemoryScreen(Screen):
         super().__init__(name=name)
         self.provider = provider
         self.freeze_gc = freeze_gc
-        self.report = None
         self.view: ReportView | None = None
-        self.links = SpillLinks()
         self.refreshes = 0
+
+    @property
+    def report(self):
+        """The report on screen (None until the first load is done)."""
+        return None if self.view is None else self.view.report
+
+    @property
+    def links(self) -> SpillLinks:
+        return SpillLinks() if self.view is None else self.view.links
 
     def compose(self) -> ComposeResult:
         yield Static("doctor memory — loading…", id="title")
@@ -168,8 +175,6 @@ class MemoryScreen(Screen):
         """
         view = report if isinstance(report, ReportView) else prepare(report)
         self.view = view
-        self.report = view.report
-        self.links = view.links
         with self.app.batch_update():
             self.query_one("#title", Static).update(view.title)
             self.query_one(Overview).apply(view.overview)
