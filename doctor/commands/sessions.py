@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from doctor import exitcodes
@@ -64,14 +64,10 @@ def _row(ref: SessionRef, measure: bool) -> SessionRow:
         session = open_session(ref.path, agent=ref.agent)
         stats = analyze_tool_result_retention(session.history(), ui_history=session.ui_history).stats
     except SourceError as exc:
-        return _replace(row, problem=str(exc))
+        return replace(row, problem=str(exc))
     except RetentionUnavailable as exc:
-        return _replace(row, problem=f"{ref.path}: retention unavailable: {exc}")
-    return _replace(row, tool_results=stats.tool_result_count, retained_chars=stats.total_chars)
-
-
-def _replace(row: SessionRow, **changes) -> SessionRow:
-    return SessionRow(**{**asdict(row), **changes})
+        return replace(row, problem=f"{ref.path}: retention unavailable: {exc}")
+    return replace(row, tool_results=stats.tool_result_count, retained_chars=stats.total_chars)
 
 
 def run(args: argparse.Namespace) -> int:
