@@ -18,14 +18,14 @@ class LoadProgress(Message):
 class ReportReady(Message):
     """A first report (`refreshed=False`) or a newer one from `provider.refresh()`.
 
-    `view` is the report prepared for the screen on the worker (`doctor.tui.view.prepare`).
+    `view` is the report prepared for the screen on the worker (`doctor.tui.view.prepare`);
+    the report itself is `view.report`.
     """
 
-    def __init__(self, report, refreshed: bool = False, view=None) -> None:
+    def __init__(self, view, refreshed: bool = False) -> None:
         super().__init__()
-        self.report = report
-        self.refreshed = refreshed
         self.view = view
+        self.refreshed = refreshed
 
 
 class LoadFailed(Message):

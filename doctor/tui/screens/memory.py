@@ -124,7 +124,7 @@ class MemoryScreen(Screen):
             self.post_message(LoadFailed(f"{type(exc).__name__}: {exc}"))
             return
         if not get_current_worker().is_cancelled:
-            self.post_message(ReportReady(report, view=view))
+            self.post_message(ReportReady(view))
 
     @work(thread=True, exclusive=True, group="doctor-refresh", exit_on_error=False)
     def refresh_report(self) -> None:
@@ -133,12 +133,13 @@ class MemoryScreen(Screen):
             return
         try:
             report = refresh()
-            view = prepare(report) if report is not None else None
+            if report is None:  # nothing changed
+                return
+            view = prepare(report)
         except Exception as exc:
             self.post_message(LoadFailed(f"refresh failed: {type(exc).__name__}: {exc}"))
             return
-        if report is not None:
-            self.post_message(ReportReady(report, refreshed=True, view=view))
+        self.post_message(ReportReady(view, refreshed=True))
 
     def on_load_progress(self, message: LoadProgress) -> None:
         bar = self.query_one("#loading-bar", ProgressBar)
@@ -155,7 +156,7 @@ class MemoryScreen(Screen):
 
     def on_report_ready(self, message: ReportReady) -> None:
         first = self.report is None
-        self.show(message.view if message.view is not None else message.report)
+        self.show(message.view)
         if message.refreshed:
             self.refreshes += 1
         if first:
