@@ -41,7 +41,19 @@ def refresh_interval(provider: object, default: float = 2.0) -> float:
     return float(value) if isinstance(value, (int, float)) and value > 0 else default
 
 
-class StaticProvider:
+class SessionText:
+    """`preview` and `full_text` of a result, read again from the provider's session (if any)."""
+
+    _session: object | None = None
+
+    def preview(self, result) -> str | None:
+        return session_preview(self._session, result)
+
+    def full_text(self, result) -> str | None:
+        return session_preview(self._session, result, limit=None)
+
+
+class StaticProvider(SessionText):
     """A report that is already built (tests, hosts that built it themselves)."""
 
     def __init__(self, report: MemoryReport, *, session: object | None = None) -> None:
@@ -52,14 +64,8 @@ class StaticProvider:
         progress(1.0, "ready")
         return self._report
 
-    def preview(self, result) -> str | None:
-        return session_preview(self._session, result)
 
-    def full_text(self, result) -> str | None:
-        return session_preview(self._session, result, limit=None)
-
-
-class CallableProvider:
+class CallableProvider(SessionText):
     """A report built by `load(progress)` on the worker thread (the `doctor memory` CLI)."""
 
     def __init__(self, load: Callable[[ProgressCallback], MemoryReport], *, session: object | None = None) -> None:
@@ -68,12 +74,6 @@ class CallableProvider:
 
     def load(self, progress: ProgressCallback) -> MemoryReport:
         return self._load(progress)
-
-    def preview(self, result) -> str | None:
-        return session_preview(self._session, result)
-
-    def full_text(self, result) -> str | None:
-        return session_preview(self._session, result, limit=None)
 
 
 def session_preview(session: object | None, result, limit: int | None = PREVIEW_CHARS) -> str | None:
