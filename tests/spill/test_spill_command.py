@@ -47,6 +47,16 @@ def test_verify_finds_files_under_an_explicit_spill_root(gate, tmp_path, capsys)
     assert main(["spill", "verify", str(gate / "session.jsonl"), "--spill-root", str(elsewhere)]) == 0
 
 
+def test_memory_audit_finds_files_under_an_explicit_spill_root(gate, tmp_path, capsys):
+    elsewhere = tmp_path / "support-bundle"
+    shutil.move(gate / "tmp", elsewhere)
+    check = ["memory", str(gate / "session.jsonl"), "--json", "--check", "--fail-on", "missing"]
+    assert main(check) == 1
+    capsys.readouterr()
+    assert main([*check, "--spill-root", str(elsewhere)]) == 0
+    assert json.loads(capsys.readouterr().out)["spill"]["totals"]["resolved"] == 2
+
+
 def test_verify_bad_input_is_one_line_naming_the_file(tmp_path, capsys):
     assert main(["spill", "verify", str(tmp_path / "absent.jsonl")]) == 2
     junk = tmp_path / "notes.txt"
