@@ -28,6 +28,7 @@ from typing import TextIO
 
 from doctor.assemble import ReportOptions, report_for_session
 from doctor.live_summary import summary_line
+from doctor.report.inert import inert_json
 from doctor.report.model import MemoryReport
 from doctor.sources.base import LoadedSession, SourceError
 from doctor.tui.provider import ProgressCallback, session_preview
@@ -210,7 +211,7 @@ def print_changes(
     """The text face of `--follow`: one summary line per change, or one compact JSON report per line."""
     for change in follow(follower, interval=interval, stop=stop):
         if as_json:
-            out.write(json.dumps(change.report.to_json(), ensure_ascii=False, separators=(",", ":")) + "\n")
+            out.write(inert_json(json.dumps(change.report.to_json(), ensure_ascii=False, separators=(",", ":"))) + "\n")
         else:
             out.write(f"{time.strftime('%H:%M:%S')} {change.reason:>9} {change.size:>12,} B  {summary_line(change.report)}\n")
         out.flush()

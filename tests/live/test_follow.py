@@ -15,6 +15,7 @@ import subprocess
 import sys
 import threading
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -147,6 +148,23 @@ def test_print_changes_prints_a_line_per_change(tmp_path):
     polls = iter(range(3))
     print_changes(follower, out, interval=0, stop=lambda: next(polls, None) is None)
     assert len(out.lines) == 1 and "tool results" in out.lines[0] and "opened" in out.lines[0]
+
+
+def test_print_changes_json_lines_are_inert(tmp_path):
+    live = tmp_path / "live.jsonl"
+    live.write_bytes((RECORDINGS / "multi-turn" / "session.jsonl").read_bytes())
+    hostile = "qwen\u202e\x9b"
+
+    def build(session):
+        report = report_for_session(session, ReportOptions())
+        return replace(report, source=replace(report.source, agent=hostile))
+
+    out = _Collect()
+    polls = iter(range(3))
+    print_changes(FileFollower(live, build_report=build), out, as_json=True, interval=0,
+                  stop=lambda: next(polls, None) is None)
+    assert "\u202e" not in out.lines[0] and "\x9b" not in out.lines[0]
+    assert json.loads(out.lines[0])["source"]["agent"] == hostile
 
 
 def _write_slowly(path: Path, lines: list[bytes], pause: float) -> None:
