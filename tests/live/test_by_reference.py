@@ -96,3 +96,14 @@ def test_report_equals_a_fresh_analysis_of_the_same_list(big_history):
     fresh_analysis = analyze_tool_result_retention(big_history)
     assert live.qwen_stats == fresh_analysis.stats
     assert live.retention.results == fresh_analysis.results
+
+
+def test_invalidate_lets_a_report_see_a_content_edited_in_place():
+    history = [fresh(content) for content in recorded_contents()]
+    session = doctor.attach(history)
+    before = session.report().qwen_stats
+    with_big_outputs(next(c for c in history if has_tool_result(c)), 0, OUTPUT_CHARS)  # same dict, new output
+    assert session.report().qwen_stats == before  # in-place edits are invisible to the incremental path
+    session.invalidate()
+    after = session.report().qwen_stats
+    assert after == analyze_tool_result_retention(history).stats and after != before
