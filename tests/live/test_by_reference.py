@@ -107,3 +107,10 @@ def test_invalidate_lets_a_report_see_a_content_edited_in_place():
     session.invalidate()
     after = session.report().qwen_stats
     assert after == analyze_tool_result_retention(history).stats and after != before
+
+
+def test_attach_applies_the_hosts_tool_budgets():
+    history = [fresh(content) for content in recorded_contents()]
+    default, hosted = ({s.tool: s for s in doctor.attach(history, **kwargs).report().retention.per_tool()}["read_file"]
+                       for kwargs in ({}, {"tools": {"read_file": 10}}))
+    assert hosted.budget.chars == 10 and hosted.oversized > default.oversized == 0
