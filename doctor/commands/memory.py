@@ -70,7 +70,7 @@ def register(subparsers) -> None:
                          help="add doctor's own Python process diagnostics")
     process.add_argument("--sample", action="store_true", help="three process samples one second apart")
     process.add_argument("--snapshot", action="store_true", help="write a tracemalloc snapshot (may hold sensitive data)")
-    process.add_argument("--deep", action="store_true", help="deep size of the history with pympler (slow)")
+    process.add_argument("--deep", action="store_true", help="deep size of the history held in memory, and a type summary (pympler; slow)")
     process.add_argument("--compare", nargs=2, type=Path, metavar=("A", "B"), help="diff two tracemalloc snapshots")
     parser.set_defaults(handler=run)
 
@@ -187,17 +187,17 @@ def _build(session: LoadedSession, options: ReportOptions, args) -> MemoryReport
     from doctor.spill.pointers import pointers_for
     from doctor.spill.resolve import SpillLocator
 
-    report = report_for_session(session, options, process=_process(args))
+    report = report_for_session(session, options, process=_process(args, session))
     locator = SpillLocator(session.path, spill_roots=args.spill_roots, session_roots=session.spill_roots)
     return replace(report, spill=audit_spill(session, pointers_for(session, report.retention), locator))
 
 
-def _process(args):
+def _process(args, session: LoadedSession):
     if not (args.self_process or args.sample or args.snapshot or args.deep):
         return None
     from doctor.commands.memory_process import collect_for_command
 
-    return collect_for_command(args)
+    return collect_for_command(args, session)
 
 
 def _wants_tui(args) -> bool:

@@ -21,8 +21,12 @@ from doctor.process import (
 from doctor.process.format import format_byte_delta
 
 
-def collect_for_command(args):
-    """Process diagnostics as the flags ask; a snapshot's path and warning go to stderr."""
+def collect_for_command(args, session=None):
+    """Process diagnostics as the flags ask; a snapshot's path and warning go to stderr.
+
+    With --deep, the session's history is loaded into memory once and sized with
+    pympler: what the history would weigh held live by a Python host.
+    """
     samples = take_samples() if args.sample else None
     if args.snapshot:
         try:
@@ -34,7 +38,9 @@ def collect_for_command(args):
             if result.note:
                 print(result.note, file=sys.stderr)
             print(result.warning, file=sys.stderr)
-    return collect_process_diagnostics(samples=samples, top_types=10 if args.deep else 0)
+    history = list(session.history()) if args.deep and session is not None else None
+    return collect_process_diagnostics(history=history, deep=args.deep, samples=samples,
+                                       top_types=10 if args.deep else 0)
 
 
 def compare_snapshots_command(older: Path, newer: Path, top: int = 20) -> int:

@@ -52,3 +52,13 @@ def test_bad_config_is_a_usage_error_naming_the_file(capsys, isolated):
     (isolated / "doctor.toml").write_text('[budgets]\nrun_shell_command = "lots"\n')
     assert main(["memory", str(SESSION), "--json"]) == 2
     assert "doctor.toml" in capsys.readouterr().err
+
+
+def test_deep_sizes_the_history_held_in_memory(capsys):
+    from doctor.sources.registry import open_session
+
+    data = report(capsys, "--deep")
+    history = data["process"]["history"]
+    assert history["entries"] == len(list(open_session(SESSION).history()))
+    assert history["deepSize"]["complete"] and history["deepSize"]["bytes"] > 0
+    assert data["process"]["typeSummary"]
