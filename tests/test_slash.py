@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 import doctor
-from doctor import slash
+import doctor.slash
+from doctor.live import slash  # the implementation, whose collaborators the tests replace
 from doctor.process.model import Risk
 from doctor.sources.registry import open_session
 
@@ -125,7 +126,7 @@ def test_interactive_host_gets_the_tui_and_its_terminal_back(session, monkeypatc
 def test_textual_host_gets_the_screen_pushed_and_refreshed(session, monkeypatch):
     from textual.app import App
 
-    from doctor.live_provider import LiveSessionProvider
+    from doctor.live.provider import LiveSessionProvider
     from doctor.tui.screens import MemoryScreen
 
     monkeypatch.setitem(LiveSessionProvider.__init__.__kwdefaults__, "refresh_interval", 0.1)
@@ -144,3 +145,7 @@ def test_textual_host_gets_the_screen_pushed_and_refreshed(session, monkeypatch)
     assert isinstance(screen, MemoryScreen)
     assert screen.report.qwen_stats.tool_result_count == 3
     assert screen.refreshes >= 1
+
+
+def test_public_entry_point_is_the_live_implementation():
+    assert doctor.slash.handle is slash.handle and doctor.slash.SlashResult is slash.SlashResult

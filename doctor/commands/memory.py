@@ -121,7 +121,7 @@ def run(args) -> int:
     )
     try:
         if args.follow:
-            from doctor.follow import follow_command
+            from doctor.live.follow import follow_command
 
             return follow_command(_locate(args), args.agent, lambda session: _build(session, options, args),
                                   fmt=args.format or "text", tui=_wants_tui(args))

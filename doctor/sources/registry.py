@@ -17,7 +17,7 @@ READER_MODULES = (
     "doctor.sources.qwen",
     "doctor.sources.claude",
     "doctor.sources.codex",
-    "doctor.sources.gemini_cli",
+    "doctor.sources.gemini",
     "doctor.sources.dumps",
 )
 SNIFF_BYTES = 64 * 1024

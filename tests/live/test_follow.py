@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from doctor.assemble import ReportOptions, report_for_session
-from doctor.follow import (
+from doctor.live.follow import (
     APPENDED,
     OPENED,
     REWRITTEN,

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from doctor.core.analysis import analyze_tool_result_retention
-from doctor.sources import gemini_cli
+from doctor.sources import gemini
 from doctor.sources.base import SourceError, UnknownFormat
 from doctor.sources.registry import open_session
 from tests.shared_paths import SESSION_FIXTURES
@@ -56,9 +56,9 @@ def test_final_state_replays_set_checkpoint_and_last_copy_wins():
 
 def test_repeated_tool_call_results_are_side_channel_not_context():
     session = open_session(_chat("parallel-and-errors"))
-    copies = session.side_channel[gemini_cli.TOOL_CALL_RESULT_COPY]
+    copies = session.side_channel[gemini.TOOL_CALL_RESULT_COPY]
     assert copies.count == 6 and copies.chars == 1279  # the same six results, not counted twice
-    assert session.side_channel[gemini_cli.UI_DISPLAY].count == 6
+    assert session.side_channel[gemini.UI_DISPLAY].count == 6
 
 
 def test_masked_results_point_at_their_spill_files():
@@ -84,13 +84,13 @@ def test_legacy_fixture_counts():
     responses = [p["functionResponse"] for c in aim10.history() for p in c["parts"] if "functionResponse" in p]
     assert len(responses) == 4
     assert max(len(json.dumps(fr["response"])) for fr in responses if fr["name"] == "run_shell_command") == 13_599
-    assert aim10.format == gemini_cli.FORMAT_LEGACY
+    assert aim10.format == gemini.FORMAT_LEGACY
     assert _figures(FIXTURES / "aim-control_pro_run1_final.json")["toolResults"] == 30
 
 
 def test_legacy_file_diff_displays_are_side_channel():
     session = open_session(FIXTURES / "aim-control_pro_run1_final.json")
-    display = session.side_channel[gemini_cli.UI_DISPLAY]
+    display = session.side_channel[gemini.UI_DISPLAY]
     model_chars = sum(r.raw_chars for r in analyze_tool_result_retention(session.history()).results)
     assert display.count == 30 and display.chars > 2 * model_chars  # FileDiff objects carry whole files
 

@@ -22,7 +22,7 @@ from doctor.assemble import ReportOptions, report_for_session
 from doctor.core.jsvalues import js_len
 from doctor.sources import qwen
 from doctor.sources.base import SourceError
-from doctor.sources.qwen_history import ORPHAN_TOOL_USE_REPAIR_REASON
+from doctor.sources.qwen.history import ORPHAN_TOOL_USE_REPAIR_REASON
 from doctor.sources.registry import open_session
 
 RECORDINGS = Path(__file__).resolve().parents[1] / "recordings" / "qwen"

@@ -5,7 +5,7 @@ a request body (`{"model", "messages"|"input"|"contents", …}`), a bare list of
 messages, or JSON Lines of messages or of request bodies. For a log of request
 bodies the last one is the history (each request repeats the whole
 conversation). The dialect is read from the shapes the messages use
-(`dumps_dialects.detect_dialect`); the registry tries this reader last, so the
+(`dialects.detect_dialect`); the registry tries this reader last, so the
 agents' own recordings are claimed before a generic `messages[]` could be.
 """
 
@@ -16,7 +16,7 @@ from pathlib import Path
 
 from doctor.sources import autobot
 from doctor.sources.base import LoadedSession, SourceError, SourceIssue, open_session_file
-from doctor.sources.dumps_dialects import ANTHROPIC, CONVERTERS, GEMINI_API, OPENAI, OPENAI_RESPONSES, detect_dialect
+from doctor.sources.dumps.dialects import ANTHROPIC, CONVERTERS, GEMINI_API, OPENAI, OPENAI_RESPONSES, detect_dialect
 from doctor.sources.jsonl import iter_json_lines, loads
 
 NAME = "dump"

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from doctor.sources.base import SideChannelCopy, SourceIssue
 from doctor.sources.claude_codex_common import CallNames, Tally, text_chars
-from doctor.sources.dumps_dialects import RESPONSES_ITEM_TYPES, openai_responses
+from doctor.sources.dumps.dialects import RESPONSES_ITEM_TYPES, openai_responses
 from doctor.sources.jsonl import iter_json_lines
 
 CALL_TYPES = frozenset({"function_call", "custom_tool_call", "local_shell_call"})

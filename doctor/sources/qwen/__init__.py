@@ -1,9 +1,9 @@
 """Qwen Code 0.24.4 recordings (`~/.qwen/projects/<project>/chats/<sessionId>.jsonl`).
 
 `read` gives the history `qwen --resume <id>` holds when `/doctor memory` runs
-(see `shared/reference/qwen-0.24.4-facts.md` §d): pass 1 (`qwen_transcript`)
-indexes the file and walks the active chain; the history (`qwen_history`) and
-the UI history (`qwen_ui`) re-read only the chain's lines each time they are
+(see `shared/reference/qwen-0.24.4-facts.md` §d): pass 1 (`transcript`)
+indexes the file and walks the active chain; the history (`history`) and
+the UI history (`ui`) re-read only the chain's lines each time they are
 iterated, so a recording of any size streams.
 """
 
@@ -15,10 +15,10 @@ from pathlib import Path
 
 from doctor.core.settings import qwen_home
 from doctor.sources.base import LoadedSession, SourceError, SourceIssue
-from doctor.sources.qwen_history import resumed_history
-from doctor.sources.qwen_records import RECORD_TYPES, parse_line
-from doctor.sources.qwen_transcript import ChainRecords, TranscriptIndex, build_index
-from doctor.sources.qwen_ui import QwenUiHistory
+from doctor.sources.qwen.history import resumed_history
+from doctor.sources.qwen.records import RECORD_TYPES, parse_line
+from doctor.sources.qwen.transcript import ChainRecords, TranscriptIndex, build_index
+from doctor.sources.qwen.ui import QwenUiHistory
 
 NAME = "qwen"
 FORMAT = "qwen-jsonl"

@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections import Counter, deque
 from collections.abc import Callable, Iterable, Iterator
 
-from doctor.sources.qwen_transcript import COMPRESSION, SYSTEM_ACTIVE, SYSTEM_QUIET, ChainRecords
+from doctor.sources.qwen.transcript import COMPRESSION, SYSTEM_ACTIVE, SYSTEM_QUIET, ChainRecords
 
 ORPHAN_TOOL_USE_REPAIR_REASON = (
     "Tool execution result was not recorded \u2014 likely interrupted by network failure, abort, "

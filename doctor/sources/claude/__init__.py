@@ -16,8 +16,8 @@ from pathlib import Path
 
 from doctor.sources.base import LoadedSession, SideChannelCopy
 from doctor.sources.claude_codex_common import history_summary
-from doctor.sources.claude_file import ClaudeFile, read_claude_file
-from doctor.sources.claude_spill import spill_roots
+from doctor.sources.claude.file import ClaudeFile, read_claude_file
+from doctor.sources.claude.spill import spill_roots
 from doctor.sources.jsonl import loads
 
 NAME = "claude"

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import TextIO
 
 from doctor.assemble import ReportOptions, report_for_session
-from doctor.live_summary import summary_line
+from doctor.live.summary import summary_line
 from doctor.report.inert import inert_json
 from doctor.report.model import MemoryReport
 from doctor.sources.base import LoadedSession, SourceError
@@ -55,7 +55,7 @@ class _QwenIndexer:
     """Pass 1 of a Qwen recording, extended line by line as the file grows."""
 
     def __init__(self, path: Path):
-        from doctor.sources.qwen_transcript import TranscriptIndex
+        from doctor.sources.qwen.transcript import TranscriptIndex
 
         self.index = TranscriptIndex(path)
         self.offset = 0
@@ -63,7 +63,7 @@ class _QwenIndexer:
 
     def read_more(self) -> LoadedSession:
         from doctor.sources.qwen import session_from_index
-        from doctor.sources.qwen_transcript import extend_index
+        from doctor.sources.qwen.transcript import extend_index
 
         self.offset, self.lines = extend_index(self.index, self.offset, self.lines, whole_lines_only=True)
         return session_from_index(self.index)

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 
 from doctor.core.budgets import BUILTIN_TOOLS
-from doctor.sources.qwen_transcript import ChainGap, ChainRecords
+from doctor.sources.qwen.transcript import ChainGap, ChainRecords
 
 # What `toolRegistry.getTool(name)?.displayName` gives in a default session.
 _DISPLAY_NAMES = {spec.name: spec.display_name for spec in BUILTIN_TOOLS if spec.registered_by_default}

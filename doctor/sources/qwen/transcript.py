@@ -24,7 +24,7 @@ from orjson import loads as _orjson_loads
 from doctor.core.jsvalues import js_len, js_stringify_len, js_truthy
 from doctor.sources.base import SideChannelCopy, SourceError, SourceIssue
 from doctor.sources.jsonl import is_valid_utf8, iter_line_spans
-from doctor.sources.qwen_records import (
+from doctor.sources.qwen.records import (
     FAST_ERRORS,
     INDEX_DECODER,
     NON_CONVERSATION_SUBTYPES,

@@ -13,7 +13,7 @@ what the model holds, the full output sits in the spill file.
 from __future__ import annotations
 
 from doctor.sources.claude_codex_common import CallNames, inline_data_part
-from doctor.sources.dumps_dialects import function_response_part
+from doctor.sources.dumps.dialects import function_response_part
 
 
 def _media_part(block: dict) -> dict:

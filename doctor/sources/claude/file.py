@@ -17,10 +17,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from doctor.sources.base import SideChannelCopy, SourceIssue
-from doctor.sources.claude_blocks import assistant_parts, user_parts
+from doctor.sources.claude.blocks import assistant_parts, user_parts
 from doctor.sources.claude_codex_common import CallNames, result_text, text_chars
-from doctor.sources.claude_spill import is_persisted_stub, persisted_output, spill_roots
-from doctor.sources.claude_thread import ClaudeThread
+from doctor.sources.claude.spill import is_persisted_stub, persisted_output, spill_roots
+from doctor.sources.claude.thread import ClaudeThread
 from doctor.sources.jsonl import iter_json_lines
 
 TOOL_USE_RESULT = "toolUseResult"
