@@ -13,11 +13,7 @@ from textual.binding import Binding
 from textual.widgets import DataTable
 from textual.widgets._data_table import Row, RowKey
 
-from doctor.tui import format as fmt
-from doctor.tui.view import TableRows, table_rows
-
-OVERSIZED = "bold red"
-ERROR = "yellow"
+from doctor.tui.table_cells import DEFAULT_SORT as SORTED_BY, RESULTS_COLUMNS, TOOLS_COLUMNS, TableRows
 
 
 class PatchedTable(DataTable):
@@ -40,13 +36,6 @@ class PatchedTable(DataTable):
     def on_mount(self) -> None:
         for key, label in self.COLUMNS:
             self.add_column(label, key=key)
-
-    @classmethod
-    def rows(cls, rows: dict[str, tuple]) -> TableRows:
-        """{row key: cells} prepared for `show_rows`, in the default sort's order (for worker threads)."""
-        keys = [key for key, _ in cls.COLUMNS]
-        index = keys.index(cls.DEFAULT_SORT) if cls.DEFAULT_SORT in keys else None
-        return table_rows(rows, index, reverse=True)
 
     def show_rows(self, rows: TableRows) -> None:
         """Make the table hold exactly `rows`: patched in place when little changed, else rebuilt in bulk.
@@ -153,51 +142,10 @@ class PatchedTable(DataTable):
 
 
 class ToolsTable(PatchedTable):
-    COLUMNS = (("tool", "tool"), ("count", "results"), ("chars", "chars"), ("tokens", "tokens"),
-               ("largest", "largest"), ("oversized", "oversized"), ("errors", "errors"), ("budget", "budget"),
-               ("layers", "bounded by"))
-    DEFAULT_SORT = "chars"
-
-    @staticmethod
-    def cells_of(analysis) -> dict[str, tuple]:
-        """{tool: cells} for every tool (walks all results: run it on a worker for large reports)."""
-        rows = {}
-        for summary in analysis.per_tool() if analysis else ():
-            style = OVERSIZED if summary.oversized else ""
-            layers = ", ".join(f"{layer} {count}" for layer, count in summary.by_layer if layer != "none")
-            budget_value = summary.budget.chars
-            rows[summary.tool] = (
-                fmt.text_cell(summary.tool or "(no name)", style),
-                fmt.number_cell(summary.count, style),
-                fmt.number_cell(summary.chars, style),
-                fmt.number_cell(summary.tokens, style),
-                fmt.number_cell(summary.largest, style),
-                fmt.number_cell(summary.oversized, style),
-                fmt.number_cell(summary.errors, ERROR if summary.errors else style),
-                fmt.SortableText(fmt.num(budget_value), budget_value, style),
-                fmt.text_cell(layers, "dim"),
-            )
-        return rows
+    COLUMNS = TOOLS_COLUMNS
+    DEFAULT_SORT = SORTED_BY
 
 
 class ResultsTable(PatchedTable):
-    COLUMNS = (("ordinal", "#"), ("turn", "turn"), ("tool", "tool"), ("chars", "chars"), ("tokens", "tokens"),
-               ("budget", "budget"), ("ratio", "ratio"), ("layer", "bounded by"), ("pointer", "pointer"))
-    DEFAULT_SORT = "chars"
-
-    @staticmethod
-    def cells(result, links) -> tuple:
-        style = OVERSIZED if result.oversized else (ERROR if result.is_error else "")
-        ratio = result.budget_ratio
-        layer = "" if result.sentinel == "none" else result.sentinel
-        return (
-            fmt.number_cell(result.ordinal, style),
-            fmt.number_cell(result.turn, style),
-            fmt.text_cell(result.tool or "(no name)", style),
-            fmt.number_cell(result.chars, style),
-            fmt.number_cell(result.tokens, style),
-            fmt.SortableText(fmt.num(result.budget.chars), result.budget.chars, style),
-            fmt.SortableText("–" if ratio is None else f"{ratio:.2f}", -1 if ratio is None else ratio, style),
-            fmt.text_cell(layer, style),
-            fmt.text_cell(links.status(result), "dim"),
-        )
+    COLUMNS = RESULTS_COLUMNS
+    DEFAULT_SORT = SORTED_BY

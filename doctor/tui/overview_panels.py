@@ -1,0 +1,157 @@
+"""The Overview's panels built from a report: rich renderables, no widgets.
+
+`overview_view` walks every result, so the loader's worker calls it (through
+`doctor.tui.view.prepare`); the Overview widget only puts the panels on screen.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rich.console import Group
+from rich.table import Table
+from rich.text import Text
+
+from doctor.report.model import MemoryReport, present_path
+from doctor.report.qwen_text import format_tool_result_retention
+from doctor.tui import format as fmt
+
+CHART_ROWS = 12
+CHANNEL_LABEL = 36  # label column of the "Model-visible vs side-channel copies" panel
+UI_SCAN_LABEL = "display text, Qwen UI-history scan"
+CHANNEL_LABELS = {"ui-display": "every resultDisplay string kept"}  # side-channel kind -> label
+
+
+@dataclass(frozen=True)
+class OverviewView:
+    """Every Overview panel, ready to show."""
+
+    alarm: Text
+    alarm_class: str
+    offender: object
+    qwen: object
+    turns: object
+    channels: object
+    spill: object
+    process: object | None
+
+
+def overview_view(report: MemoryReport) -> OverviewView:
+    """Every Overview panel for `report`, as renderables (walks all results: call it off the UI thread)."""
+    analysis = report.retention
+    if analysis is None:
+        alarm = Text(report.retention_unavailable or "Tool result retention unavailable")
+        alarm_class = "alarm-unavailable"
+    elif analysis.stats.oversized_result_count:
+        count = analysis.stats.oversized_result_count
+        alarm = Text(f" ALARM  {count} oversized tool result{'s' if count != 1 else ''} stay in context "
+                     "and tax every later turn; /compress can reclaim space.")
+        alarm_class = "alarm-on"
+    else:
+        alarm = Text(" OK  no tool result above its budget")
+        alarm_class = "alarm-off"
+    qwen = Text(format_tool_result_retention(analysis.stats)) if analysis else Text("–")
+    if analysis is not None:
+        qwen.append(f"\n  ≈ {fmt.num(analysis.stats.total_tokens)} tokens (chars / 4)", style="dim")
+    return OverviewView(
+        alarm=alarm,
+        alarm_class=alarm_class,
+        offender=_offender(report),
+        qwen=qwen,
+        turns=_turns(report),
+        channels=_channels(report),
+        spill=_spill(report),
+        process=_process_line(report.process) if report.process is not None else None,
+    )
+
+
+def _offender(report: MemoryReport) -> Text:
+    analysis = report.retention
+    if analysis is None or not analysis.results:
+        return Text("No tool results in this history.")
+    top = analysis.largest(1)[0]
+    text = Text("Biggest result  ", style="bold")
+    text.append(f"#{top.ordinal} ")
+    text.append(fmt.plain(top.tool or "(no name)", "bold"))
+    text.append(f"  {fmt.num(top.chars)} chars, turn {top.turn}")
+    if top.sentinel != "none":
+        text.append(f", bounded by {top.sentinel}")
+    text.append("\n")
+    text.append("press b to open it · 3 for every result · 2 by tool", style="dim")
+    return text
+
+
+def _turns(report: MemoryReport):
+    analysis = report.retention
+    title = Text("Where it grew: retained chars added per user turn", style="bold")
+    if analysis is None or not analysis.results:
+        return title
+    turns = analysis.chars_by_turn()
+    shown = sorted(sorted(turns, key=lambda t: -t[1])[:CHART_ROWS])
+    peak = max(chars for _, chars in turns) or 1
+    table = Table.grid(padding=(0, 1))
+    table.add_column(justify="right", style="dim")
+    table.add_column(justify="right")
+    table.add_column(ratio=1)
+    width = 40
+    for turn, chars in shown:
+        table.add_row(f"turn {turn}", fmt.num(chars), Text(fmt.bar(chars / peak, width), style="cyan"))
+    if len(turns) > len(shown):
+        return Group(title, table, Text(f"({len(shown)} largest of {len(turns)} turns)", style="dim"))
+    return Group(title, table)
+
+
+def _channels(report: MemoryReport) -> Text:
+    analysis = report.retention
+    text = Text("Model-visible vs side-channel copies", style="bold")
+    visible = analysis.stats.total_chars if analysis else 0
+    text.append(f"\n  {'model-visible tool results':<{CHANNEL_LABEL}} {fmt.num(visible):>12} chars")
+    scanned = analysis is not None and analysis.ui is not None
+    if scanned:
+        text.append(f"\n  {UI_SCAN_LABEL:<{CHANNEL_LABEL}} {fmt.num(analysis.ui.display_chars):>12} chars")
+    kept = False
+    for copy in report.side_channel:
+        label = CHANNEL_LABELS.get(copy.kind, copy.kind)
+        kept = kept or copy.kind == "ui-display"
+        text.append(f"\n  {label:<{CHANNEL_LABEL}.{CHANNEL_LABEL}} {fmt.num(copy.chars):>12} chars ({copy.count})")
+    if scanned and kept:
+        text.append("\n  the scan measures the text each result shows in the UI history; the recording keeps "
+                    "every resultDisplay string (a shell result's text and its output)", style="dim")
+    if analysis is not None and analysis.layer_counts:
+        layers = ", ".join(f"{layer}: {count}" for layer, count in analysis.layer_counts.items())
+        text.append(f"\n  bounded by  {layers}", style="dim")
+    return text
+
+
+def _spill(report: MemoryReport) -> Text:
+    text = Text("Spilled outputs", style="bold")
+    audit = report.spill
+    if audit is None:
+        text.append("\n  not audited")
+        return text
+    text.append("\n  ")
+    text.append(fmt.plain(audit.summary_line()))
+    if not audit.ok:
+        text.append("\n  problems: see each result's detail (3, then enter)", style="dim")
+    return text
+
+
+def _process_line(process) -> Text:
+    text = Text("Process memory", style="bold")
+    text.append(f"\n  pid {process.pid}  RSS {fmt.size(process.rss)}  threads {fmt.num(process.threads)}"
+                f"  gc objects {fmt.num(getattr(process.gc, 'tracked_objects', None))}")
+    text.append(f"\n  {process.analysis.recommendation}", style="dim")
+    return text
+
+
+def source_title(report: MemoryReport) -> Text:
+    source = report.source
+    where = present_path(source.path, report.path_style) if source.path else "live history"
+    text = Text("doctor memory", style="bold")
+    text.append(" — ")
+    text.append(fmt.plain(source.agent))
+    text.append(" — ")
+    text.append(fmt.plain(where or ""))
+    text.no_wrap = True
+    text.overflow = "ellipsis"
+    return text
