@@ -29,7 +29,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-QWEN_CLI = Path(os.environ.get("QWEN_CLI", "/opt/qwen-ref/node_modules/@qwen-code/qwen-code/cli-entry.js"))
+QWEN_CLI = Path(os.environ.get("QWEN_CLI") or ROOT / ".reference" / "node_modules" / "@qwen-code" / "qwen-code" / "cli-entry.js")
 FAKE_LLM = Path(os.environ.get("FAKE_LLM") or Path(__file__).resolve().parents[2] / "shared" / "tools" / "fake_llm.py")
 RETENTION_KEYS = ("toolResultCount", "totalChars", "largestResultChars", "oversizedResultCount")
 
