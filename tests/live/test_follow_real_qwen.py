@@ -19,7 +19,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples"))
 import follow_real_qwen
 
 UNAVAILABLE = follow_real_qwen.missing()
-pytestmark = [pytest.mark.node, pytest.mark.slow]
+pytestmark = [pytest.mark.node, pytest.mark.slow, pytest.mark.ci]
 if UNAVAILABLE and not REQUIRE_REFERENCE:
     pytestmark.append(pytest.mark.skip(reason=UNAVAILABLE))
 
