@@ -1,6 +1,6 @@
 """Watch a real Qwen Code 0.24.4 run with `doctor memory --follow` while it writes its recording.
 
-The client runs against `shared/tools/fake_llm.py` (a scripted model on
+The client runs against `tests/fakes/openai_chat.py` (a scripted model on
 loopback) and executes real shell commands that take a moment each, so the
 recording grows over several seconds. As soon as the recording appears,
 `doctor memory --follow` starts with no PATH in the client's work directory
@@ -11,7 +11,8 @@ the expected numbers.
 
     python examples/follow_real_qwen.py [--out examples/follow_real_qwen.out.txt]
 
-Needs node, the Qwen Code 0.24.4 bundle (QWEN_CLI) and fake_llm.py (FAKE_LLM).
+Needs node, the Qwen Code 0.24.4 bundle (QWEN_CLI) and the scripted model
+(FAKE_LLM, default tests/fakes/openai_chat.py).
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 QWEN_CLI = Path(os.environ.get("QWEN_CLI") or ROOT / ".reference" / "node_modules" / "@qwen-code" / "qwen-code" / "cli-entry.js")
-FAKE_LLM = Path(os.environ.get("FAKE_LLM") or Path(__file__).resolve().parents[2] / "shared" / "tools" / "fake_llm.py")
+FAKE_LLM = Path(os.environ.get("FAKE_LLM") or ROOT / "tests" / "fakes" / "openai_chat.py")
 RETENTION_KEYS = ("toolResultCount", "totalChars", "largestResultChars", "oversizedResultCount")
 
 
@@ -54,7 +55,7 @@ def missing() -> str | None:
     if not QWEN_CLI.is_file():
         return f"Qwen Code bundle not found at {QWEN_CLI} (set QWEN_CLI)"
     if not FAKE_LLM.is_file():
-        return f"fake_llm.py not found at {FAKE_LLM} (set FAKE_LLM)"
+        return f"scripted model server not found at {FAKE_LLM} (set FAKE_LLM)"
     return None
 
 

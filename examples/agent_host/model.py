@@ -1,4 +1,4 @@
-"""A scripted model: the next step of a fixed plan for each request, like shared/tools/fake_llm.py.
+"""A scripted model: the next step of a fixed plan for each request, like tests/fakes/openai_chat.py.
 
 A step is a list of tool calls (run, then answered with their results) or a
 string (the final answer of the turn). Real models are not needed to produce

@@ -3,7 +3,7 @@
 Drives `examples/follow_real_qwen.py`: the client against a scripted fake model,
 two followers started with no PATH in its work directory, and Qwen's own
 `/doctor memory --json` as the expected final numbers. Skips without Node,
-the bundle or fake_llm.py (fails instead under DOCTOR_REQUIRE_REFERENCE=1).
+the bundle or the scripted model server (fails instead under DOCTOR_REQUIRE_REFERENCE=1).
 """
 
 from __future__ import annotations

@@ -12,6 +12,11 @@ FILES = {
     "notes.txt": "".join("note %03d: the quick brown fox jumps over the lazy dog\n" % i for i in range(1, 121)),
     "config.ini": "[main]\nname = demo\nlevel = 3\n\n[paths]\ndata = ./data\n",
 }
+# The repo's own scripted model servers, and where `npm install --prefix .clients ...` puts the clients
+# (DOCTOR_REPO names the checkout when a scratch copy of the scripts runs, as ../dumps/make_dumps.py does).
+REPO = os.environ.get("DOCTOR_REPO") or os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+FAKES = os.path.join(REPO, "tests", "fakes")
+CLIENTS = os.path.join(REPO, ".clients", "node_modules")
 MID = "python3 -c \"[print('row %05d ' % i + 'x' * 40) for i in range(1, 2001)]\""   # 2000 x 51 chars = 102,000 B
 
 

@@ -10,11 +10,11 @@ import json
 from pathlib import Path
 
 from doctor.cli import main
-from tests.shared_paths import SESSION_FIXTURES
+from tests.public_fixtures import PUBLIC_FIXTURES
 
 ROOT = Path(__file__).resolve().parents[2]
 RECORDINGS = ROOT / "tests" / "recordings"
-FIXTURES = SESSION_FIXTURES
+FIXTURES = PUBLIC_FIXTURES
 SCHEMA = ROOT / "doctor" / "report" / "schema" / "memory-report.schema.json"
 
 
@@ -35,7 +35,7 @@ def qwen_runs() -> list[tuple[Path, str, dict]]:
 
 
 def all_sources() -> list[Path]:
-    """Every session file: our recordings of each agent, the dumps, and the shared fixtures."""
+    """Every session file: our recordings of each agent, the dumps, and the public fixtures copied into the repo."""
     sources = [folder / "session.jsonl" for folder in qwen_scenarios()]
     sources += sorted(RECORDINGS.glob("claude/*/home/.claude/projects/*/*.jsonl"))
     sources += sorted(RECORDINGS.glob("codex/*/home/.codex/sessions/*/*/*/rollout-*.jsonl"))

@@ -1,4 +1,4 @@
-"""Text, Markdown and HTML render from every recording and shared fixture, through `doctor memory`.
+"""Text, Markdown and HTML render from every recording and public fixture, through `doctor memory`.
 
 Each format must carry the figures of the JSON report of the same run: Qwen's
 counters, every tool's retained chars, the interpretation. Report files are

@@ -1,6 +1,6 @@
 """The Claude Code reader against real sessions and figures derived independently of doctor.
 
-Expected figures come from the shared fixtures' README ("Quick facts") and from
+Expected figures come from the public fixtures' README ("Quick facts") and from
 each recording's expected.json (a throwaway script, expected.method.txt). Both
 measure a result as its content string, or its text blocks joined: that is our
 `raw_chars`; doctor's `chars` adds Qwen's 64 per result. Robustness cases
@@ -19,12 +19,12 @@ from doctor.core.sentinels import MICROCOMPACT_CLEARED
 from doctor.sources import claude
 from doctor.sources.base import UnknownFormat
 from doctor.sources.registry import open_session
-from tests.shared_paths import SESSION_FIXTURES
+from tests.public_fixtures import PUBLIC_FIXTURES
 
 ROOT = Path(__file__).resolve().parents[2]
-FIXTURES = Path(SESSION_FIXTURES, "claude-code")
+FIXTURES = Path(PUBLIC_FIXTURES, "claude-code")
 RECORDINGS = ROOT / "tests" / "recordings" / "claude"
-SCENARIOS = ("big-outputs", "parallel-and-errors", "subagent")
+SCENARIOS = ("big-outputs", "parallel-and-errors", "subagent")  # compact: a test of its own
 
 
 def analysed(path):
@@ -67,7 +67,7 @@ def write_lines(path, lines):
     path.write_bytes(b"\n".join(lines) + b"\n")
 
 
-# --- shared fixtures: README quick facts -------------------------------------------
+# --- public fixtures: README quick facts -------------------------------------------
 
 @pytest.mark.parametrize("name, count, raw, largest", [
     ("spotter-tool_heavy.jsonl", 6, 7_533, 3_061),
@@ -107,14 +107,28 @@ def test_persisted_stub_is_what_the_model_holds_and_tool_use_result_is_side_chan
     assert session.side_channel["progress"].count == 13
 
 
+def results_after_the_boundary(path):
+    """Ids of the tool results written after the compact boundary: derived from the file, not by doctor."""
+    records = [json.loads(line) for line in path.open()]
+    boundary = next(i for i, r in enumerate(records) if r.get("subtype") == "compact_boundary")
+    return {block["tool_use_id"] for r in records[boundary:] if r.get("type") == "user"
+            and isinstance(r["message"]["content"], list)
+            for block in r["message"]["content"] if block.get("type") == "tool_result"}
+
+
 def test_compaction_keeps_only_what_follows_the_boundary():
-    session, analysis = analysed(FIXTURES / "fasthooks-sample_main_transcript.jsonl")
-    assert analysis.stats.tool_result_count == 0  # nothing after the boundary is a tool result
+    path = main_file("compact")
+    session, analysis = analysed(path)
+    results = expected("compact")["total"]
+    after = results_after_the_boundary(path)
+    assert len(after) == 1  # the recording's last prompt ran one Bash call after /compact
+    assert {r.call_id for r in analysis.results} == after
     assert session.meta["compaction"]["boundaries"] == 1
-    # README: 10 tool results, 2,186 chars in the file.
-    assert session.meta["whole_file"]["tool_results"] == 10
-    assert session.meta["whole_file"]["raw_chars"] == 2_186
-    assert (session.side_channel["compacted"].count, session.side_channel["compacted"].chars) == (10, 2_186)
+    assert session.meta["whole_file"]["tool_results"] == results["toolResults"] == 5
+    assert session.meta["whole_file"]["raw_chars"] == results["totalChars"]
+    before = [r for f in expected("compact")["files"].values() for r in f["results"] if r["tool_use_id"] not in after]
+    compacted = session.side_channel["compacted"]
+    assert (compacted.count, compacted.chars) == (len(before), sum(r["chars"] for r in before))
     summary = [c for c in session.history() if c["role"] == "user"][0]["parts"][0]["text"]
     assert summary.startswith("This session is being continued")
 
@@ -143,10 +157,9 @@ def test_list_content_is_its_text_blocks_joined():
 
 
 def test_subagent_files_opened_directly_are_sessions_of_their_own():
-    session, analysis = analysed(FIXTURES / "fasthooks-sample_agent_sidechain.jsonl")
+    session, analysis = analysed(FIXTURES / "spotter-subagent-agent-acompact-946d2b.jsonl")
     assert session.format == "claude-code subagent jsonl"
     assert analysis.stats.tool_result_count == 0
-    session, _ = analysed(FIXTURES / "spotter-subagent-agent-acompact-946d2b.jsonl")
     assert session.meta["agent_id"] == "acompact-946d2b"
 
 
@@ -238,8 +251,8 @@ def test_subagent_file_opened_directly_spills_into_the_parent_dir():
 # --- mutated copies of real recordings ----------------------------------------------
 
 def compact_boundary_lines(session_id):
-    """The boundary and summary records of the real 2.0.76 compaction, moved into another session."""
-    records = [json.loads(line) for line in (FIXTURES / "fasthooks-sample_main_transcript.jsonl").open()]
+    """The boundary and summary records of a real 2.1.332 /compact, moved into another session."""
+    records = [json.loads(line) for line in main_file("compact").open()]
     boundary = next(r for r in records if r.get("subtype") == "compact_boundary")
     summary = next(r for r in records if r.get("isCompactSummary"))
     return [json.dumps({**record, "sessionId": session_id}).encode() for record in (boundary, summary)]
@@ -372,7 +385,7 @@ def digest(path):
 def test_reading_never_changes_a_file():
     files = [p for p in list(FIXTURES.glob("*")) + list(RECORDINGS.rglob("*")) if p.is_file()]
     before = {p: digest(p) for p in files}
-    for path in list(FIXTURES.glob("*.jsonl")) + [main_file(s) for s in SCENARIOS]:
+    for path in list(FIXTURES.glob("*.jsonl")) + [main_file(s) for s in (*SCENARIOS, "compact")]:
         session, _ = analysed(path)
         list(session.history())
     assert {p: digest(p) for p in files} == before

@@ -1,6 +1,6 @@
 """The Codex CLI reader against real rollouts and figures derived independently of doctor.
 
-Expected figures: the shared fixtures' README ("Quick facts") and each
+Expected figures: the public fixtures' README ("Quick facts") and each
 recording's expected.json (expected.method.txt: the output string's UTF-16
 length). Our `raw_chars` is that string; doctor's `chars` adds 64 per result.
 Legacy, compaction and robustness cases are built by mutating copies of the
@@ -17,10 +17,10 @@ import pytest
 from doctor.core.analysis import analyze_tool_result_retention
 from doctor.sources import codex
 from doctor.sources.registry import open_session
-from tests.shared_paths import SESSION_FIXTURES
+from tests.public_fixtures import PUBLIC_FIXTURES
 
 ROOT = Path(__file__).resolve().parents[2]
-FIXTURE = Path(SESSION_FIXTURES, "codex/yoavf-codex-pomodor-timer.jsonl")
+FIXTURE = Path(PUBLIC_FIXTURES, "codex/yoavf-codex-pomodor-timer.jsonl")
 RECORDINGS = ROOT / "tests" / "recordings" / "codex"
 SCENARIOS = ("big-outputs", "parallel-and-errors")
 

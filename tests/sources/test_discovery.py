@@ -8,7 +8,7 @@ import pytest
 
 from doctor.sources import discovery
 from doctor.sources.discovery import find_sessions, newest_for_cwd, sanitize_cwd
-from tests.shared_paths import SESSION_FIXTURES
+from tests.public_fixtures import PUBLIC_FIXTURES
 
 RECORDINGS = Path(__file__).resolve().parents[1] / "recordings"
 QWEN_CWD = "/tmp/qrec/errors/w"
@@ -82,7 +82,7 @@ def test_legacy_gemini_hash_dir_is_found_for_its_project(tmp_path):
     project = "/work/some project"
     chats = tmp_path / ".gemini/tmp" / discovery.hashlib.sha256(project.encode()).hexdigest() / "chats"
     chats.mkdir(parents=True)
-    shutil.copy(SESSION_FIXTURES / "gemini-cli" / "aim-session-2026-03-18T01-56-3afe7bdc.json",
+    shutil.copy(PUBLIC_FIXTURES / "gemini-cli" / "aim-session-2026-03-18T01-56-3afe7bdc.json",
                 chats / "session-2026-03-18T01-56-3afe7bdc.json")
     (ref,) = find_sessions(project=project, env={"HOME": str(tmp_path)})
     assert (ref.agent, ref.id, ref.project) == ("gemini", "3afe7bdc", project)

@@ -9,7 +9,7 @@ from doctor.core.analysis import analyze_tool_result_retention
 from doctor.sources import autobot, dumps
 from doctor.sources.base import SourceError, UnknownFormat
 from doctor.sources.registry import SNIFF_BYTES, open_session
-from tests.shared_paths import SESSION_FIXTURES
+from tests.public_fixtures import PUBLIC_FIXTURES
 
 DUMPS = Path(__file__).resolve().parents[1] / "recordings" / "dumps"
 RECORDINGS = DUMPS.parent
@@ -88,7 +88,7 @@ def test_sniff_does_not_claim_agent_recordings(recording):
 
 
 def test_sniff_does_not_claim_legacy_gemini_json():
-    path = Path(SESSION_FIXTURES, "gemini-cli/aim-control_pro_run1_final.json")
+    path = Path(PUBLIC_FIXTURES, "gemini-cli/aim-control_pro_run1_final.json")
     assert not dumps.sniff(path, path.read_bytes()[:SNIFF_BYTES])
 
 

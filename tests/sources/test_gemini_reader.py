@@ -10,10 +10,10 @@ from doctor.core.analysis import analyze_tool_result_retention
 from doctor.sources import gemini
 from doctor.sources.base import SourceError, UnknownFormat
 from doctor.sources.registry import open_session
-from tests.shared_paths import SESSION_FIXTURES
+from tests.public_fixtures import PUBLIC_FIXTURES
 
 RECORDINGS = Path(__file__).resolve().parents[1] / "recordings" / "gemini"
-FIXTURES = Path(SESSION_FIXTURES, "gemini-cli")
+FIXTURES = Path(PUBLIC_FIXTURES, "gemini-cli")
 SCENARIOS = ["big-outputs", "parallel-and-errors"]
 
 

@@ -1,4 +1,4 @@
-"""Pointers from every shared fixture and real recording resolve, or say why not."""
+"""Pointers from every public fixture and real recording resolve, or say why not."""
 
 import hashlib
 from pathlib import Path
@@ -19,11 +19,11 @@ from doctor.spill.pointers import (
     pointers_in_text,
 )
 from doctor.spill.resolve import SpillLocator
-from tests.shared_paths import SESSION_FIXTURES
+from tests.public_fixtures import PUBLIC_FIXTURES
 
 REPO = Path(__file__).resolve().parents[2]
 RECORDINGS = REPO / "tests" / "recordings"
-FIXTURES = SESSION_FIXTURES
+FIXTURES = PUBLIC_FIXTURES
 
 
 def session_files():

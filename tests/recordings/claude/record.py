@@ -2,8 +2,9 @@
 """Re-record the Claude Code test sessions against the scripted fake Anthropic server.
 
 Usage: python3 record.py [SCENARIO ...]      (default: all scenarios)
-Env:   CLAUDE_BIN   native claude binary (default: the npm platform package under /opt/clients)
-       FAKE_ANTHROPIC  path of fake_anthropic.py (default /work/shared/tools/fake_anthropic.py)
+Env:   CLAUDE_BIN   native claude binary (default: the npm platform package under <repo>/.clients,
+                    `npm install --prefix .clients @anthropic-ai/claude-code@2.1.332`)
+       FAKE_ANTHROPIC  the scripted model server (default <repo>/tests/fakes/anthropic.py)
        CREC_ROOT    scratch root (default /tmp/crec)
 
 Each scenario runs in a throwaway HOME=/tmp/crec/claude/<scenario>/home (CLAUDE_CONFIG_DIR=$HOME/.claude),
@@ -18,11 +19,11 @@ import os, shutil, subprocess, sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
-from recording_kit import (FILES, MID, client_env, copy_session_files, fake_server, main,  # noqa: E402
+from recording_kit import (CLIENTS, FAKES, FILES, MID, client_env, copy_session_files, fake_server, main,  # noqa: E402
                            prepare, run_client, scratch_root, walk_files, write_meta)
 
-BIN = os.environ.get("CLAUDE_BIN", "/opt/clients/node_modules/@anthropic-ai/claude-code-linux-x64/claude")
-FAKE = os.environ.get("FAKE_ANTHROPIC", "/work/shared/tools/fake_anthropic.py")
+BIN = os.environ.get("CLAUDE_BIN", os.path.join(CLIENTS, "@anthropic-ai/claude-code-linux-x64/claude"))
+FAKE = os.environ.get("FAKE_ANTHROPIC", os.path.join(FAKES, "anthropic.py"))
 ROOT = scratch_root("claude")
 
 SCENARIOS = {
@@ -53,7 +54,27 @@ SCENARIOS = {
         # back in the main loop
         [{"name": "Bash", "input": {"command": "echo after-agent", "description": "small"}}],
         "All done: subagent recorded."]},
+    # Errors and a manual /compact: the session is resumed twice, with "/compact" and then a prompt whose
+    # tool call lands after the compact boundary.
+    "compact": {"port": 18314, "resume": ["/compact", "go on"], "steps": [
+        {"text": "Three things at once, two of them fail.", "calls": [
+            {"name": "Bash", "input": {"command": "seq 1 20", "description": "small count"}},
+            {"name": "Read", "input": {"file_path": "{W}/missing.txt"}},
+            {"name": "Bash", "input": {"command": "echo broken >&2; exit 2", "description": "fails"}}]},
+        [{"name": "Read", "input": {"file_path": "{W}/notes.txt"}}],
+        "All done before the compaction.",
+        # /compact sends two requests that offer tools (2.1.332): text steps suit both
+        "Summary: the user ran seq 1 20, two failing calls and read notes.txt.",
+        "Summary: the user ran seq 1 20, two failing calls and read notes.txt.",
+        [{"name": "Bash", "input": {"command": "echo after-compact; seq 1 3", "description": "after compact"}}],
+        "Finished after the compaction."]},
 }
+
+
+def main_session_id(home):
+    """The id of the one main session under $HOME/.claude/projects/ (subagent files aside)."""
+    files = [f for f in walk_files(os.path.join(home, ".claude", "projects")) if f.endswith(".jsonl") and "subagents" not in f]
+    return os.path.basename(files[0])[:-6]
 
 
 def record(name):
@@ -65,8 +86,10 @@ def record(name):
                      CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1", DISABLE_AUTOUPDATER="1", DISABLE_TELEMETRY="1",
                      DISABLE_ERROR_REPORTING="1", IS_SANDBOX="1")
     with fake_server(FAKE, sc["port"], spath, log):
-        run_client(name, base, [BIN, "-p", "go", "--dangerously-skip-permissions", "--tools", "Bash,Read,Grep,Glob,Write,Edit,Agent"],
-                   w, env, stderr_tail=500)
+        flags = ["--dangerously-skip-permissions", "--tools", "Bash,Read,Grep,Glob,Write,Edit,Agent"]
+        run_client(name, base, [BIN, "-p", "go", *flags], w, env, stderr_tail=500)
+        for prompt in sc.get("resume", []):
+            run_client(name, base, [BIN, "--resume", main_session_id(home), "-p", prompt, *flags], w, env, stderr_tail=500)
     # copy session data only
     files = copy_session_files(walk_files(os.path.join(home, ".claude", "projects")), home, out)
     sid = None

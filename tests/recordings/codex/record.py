@@ -2,8 +2,9 @@
 """Re-record the Codex CLI test sessions against the scripted fake Responses API server.
 
 Usage: python3 record.py [SCENARIO ...]      (default: all scenarios)
-Env:   CODEX_BIN     codex binary (default: the musl binary of @openai/codex-linux-x64 under /opt/clients)
-       FAKE_RESPONSES path of fake_responses.py (default /work/shared/tools/fake_responses.py)
+Env:   CODEX_BIN     codex binary (default: the musl binary of @openai/codex-linux-x64 under <repo>/.clients,
+                     `npm install --prefix .clients @openai/codex@0.171.0`)
+       FAKE_RESPONSES the scripted model server (default <repo>/tests/fakes/openai_responses.py)
        CREC_ROOT     scratch root (default /tmp/crec)
 
 Each scenario runs with HOME=/tmp/crec/codex/<scenario>/home and CODEX_HOME=$HOME/.codex (config.toml with a
@@ -17,11 +18,11 @@ import json, os, subprocess, sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
-from recording_kit import (FILES, MID, client_env, copy_session_files, fake_server, main,  # noqa: E402
+from recording_kit import (CLIENTS, FAKES, FILES, MID, client_env, copy_session_files, fake_server, main,  # noqa: E402
                            prepare, run_client, scratch_root, walk_files, write_meta)
 
-BIN = os.environ.get("CODEX_BIN", "/opt/clients/node_modules/@openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl/bin/codex")
-FAKE = os.environ.get("FAKE_RESPONSES", "/work/shared/tools/fake_responses.py")
+BIN = os.environ.get("CODEX_BIN", os.path.join(CLIENTS, "@openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl/bin/codex"))
+FAKE = os.environ.get("FAKE_RESPONSES", os.path.join(FAKES, "openai_responses.py"))
 ROOT = scratch_root("codex")
 
 CONFIG = """model = "fake-model"

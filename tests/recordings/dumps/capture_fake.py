@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""Run one of the shared fake model servers and keep every request body it receives.
+"""Run one of the scripted model servers (tests/fakes/) and keep every request body it receives byte-exact.
 
-Usage: CAPTURE_FAKE=/work/shared/tools/fake_gemini.py CAPTURE_DIR=/tmp/cap python3 capture_fake.py PORT SCRIPT [LOG]
+Usage: CAPTURE_FAKE=tests/fakes/gemini.py CAPTURE_DIR=/tmp/cap python3 capture_fake.py PORT SCRIPT [LOG]
 (the same arguments as the fake itself, so a recordings/<agent>/record.py can use it through its FAKE_* variable).
 Each POST body is written byte-exact to CAPTURE_DIR/<nnn>.json, its URL path to <nnn>.path.
 """
@@ -39,4 +39,5 @@ class CapturingServer(http.server.ThreadingHTTPServer):
 
 http.server.ThreadingHTTPServer = CapturingServer
 sys.argv = [FAKE] + sys.argv[1:]
+sys.path.insert(0, os.path.dirname(os.path.abspath(FAKE)))  # the fake imports scripted.py from beside it
 runpy.run_path(FAKE, run_name="__main__")

@@ -30,8 +30,9 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 RECORDINGS = os.path.dirname(HERE)
-AGENTS = {"claude": ("FAKE_ANTHROPIC", "fake_anthropic.py"), "codex": ("FAKE_RESPONSES", "fake_responses.py"),
-          "gemini": ("FAKE_GEMINI", "fake_gemini.py")}
+REPO = os.path.dirname(os.path.dirname(RECORDINGS))
+AGENTS = {"claude": ("FAKE_ANTHROPIC", "anthropic.py"), "codex": ("FAKE_RESPONSES", "openai_responses.py"),
+          "gemini": ("FAKE_GEMINI", "gemini.py")}
 SCENARIO = "parallel-and-errors"
 
 
@@ -40,7 +41,7 @@ def capture(scratch):
         shutil.rmtree(os.path.join(scratch, agent), ignore_errors=True)
         shutil.copytree(os.path.join(RECORDINGS, agent), os.path.join(scratch, agent))
         shutil.copy(os.path.join(RECORDINGS, "recording_kit.py"), scratch)  # record.py imports it from ..
-        env = dict(os.environ, CAPTURE_FAKE=os.path.join("/work/shared/tools", fake),
+        env = dict(os.environ, CAPTURE_FAKE=os.path.join(REPO, "tests", "fakes", fake), DOCTOR_REPO=REPO,
                    CAPTURE_DIR=os.path.join(scratch, "cap", agent), CREC_ROOT=os.path.join(scratch, "crec"))
         env[variable] = os.path.join(HERE, "capture_fake.py")
         subprocess.run([sys.executable, os.path.join(scratch, agent, "record.py"), SCENARIO], env=env, check=True)

@@ -2,8 +2,9 @@
 """Re-record the Gemini CLI test sessions against the scripted fake Gemini API server.
 
 Usage: python3 record.py [SCENARIO ...]      (default: all scenarios)
-Env:   GEMINI_JS    the CLI entry (default /opt/clients/node_modules/@google/gemini-cli/bundle/gemini.js), run with `node`
-       FAKE_GEMINI  path of fake_gemini.py (default /work/shared/tools/fake_gemini.py)
+Env:   GEMINI_JS    the CLI entry, run with `node` (default <repo>/.clients/node_modules/@google/gemini-cli/bundle/gemini.js,
+                    `npm install --prefix .clients @google/gemini-cli@0.61.0`)
+       FAKE_GEMINI  the scripted model server (default <repo>/tests/fakes/gemini.py)
        CREC_ROOT    scratch root (default /tmp/crec)
 
 Each scenario runs with a throwaway HOME=/tmp/crec/gemini/<scenario>/home, cwd /tmp/crec/gemini/<scenario>/w, its own
@@ -17,11 +18,11 @@ import json, os, subprocess, sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
-from recording_kit import (FILES, MID, client_env, copy_session_files, fake_server, main,  # noqa: E402
+from recording_kit import (CLIENTS, FAKES, FILES, MID, client_env, copy_session_files, fake_server, main,  # noqa: E402
                            prepare, run_client, scratch_root, write_meta)
 
-JS = os.environ.get("GEMINI_JS", "/opt/clients/node_modules/@google/gemini-cli/bundle/gemini.js")
-FAKE = os.environ.get("FAKE_GEMINI", "/work/shared/tools/fake_gemini.py")
+JS = os.environ.get("GEMINI_JS", os.path.join(CLIENTS, "@google/gemini-cli/bundle/gemini.js"))
+FAKE = os.environ.get("FAKE_GEMINI", os.path.join(FAKES, "gemini.py"))
 ROOT = scratch_root("gemini")
 
 # 3001 lines x 74 chars = 222,074 B: read_file cuts it at 2000 lines, and tool output masking may kick in

@@ -8,7 +8,7 @@ Usage:
 Environment:
     QWEN_CLI   path to the client's cli-entry.js
                (default /opt/qwen-ref/node_modules/@qwen-code/qwen-code/cli-entry.js)
-    FAKE_LLM   path to fake_llm.py (default /work/shared/tools/fake_llm.py)
+    FAKE_LLM   the scripted model server (default <repo>/tests/fakes/openai_chat.py)
     NODE       node binary (default: "node" from PATH)
     QREC_ROOT  scratch root (default /tmp/qrec).  Keep it fixed: the recordings
                contain absolute paths under it (cwd, spill file paths).
@@ -39,9 +39,10 @@ import time
 import zlib
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 QWEN_CLI = os.environ.get(
-    "QWEN_CLI", "/opt/qwen-ref/node_modules/@qwen-code/qwen-code/cli-entry.js")
-FAKE_LLM = os.environ.get("FAKE_LLM", "/work/shared/tools/fake_llm.py")
+    "QWEN_CLI", os.path.join(REPO, ".reference/node_modules/@qwen-code/qwen-code/cli-entry.js"))
+FAKE_LLM = os.environ.get("FAKE_LLM", os.path.join(REPO, "tests/fakes/openai_chat.py"))
 NODE = os.environ.get("NODE", "node")
 ROOT = os.environ.get("QREC_ROOT", "/tmp/qrec")
 BASE_PORT = 18340

@@ -1,0 +1,155 @@
+"""What every scripted model server shares: the script, the request log, the loopback HTTP plumbing.
+
+A real agent client is pointed at one of these servers instead of its provider. Each request of the
+client's main loop (one that offers the agent's tools) receives the next scripted step: a batch of tool
+calls, which the client then really runs, or a final text. Side requests (titles, routing, summaries)
+get a short answer and do not advance the script. So the client records a real session on disk, with
+real tool outputs, and the test knows exactly what the "model" asked for.
+
+Every request body is appended to `<LOG>.bodies` as `<path>\\t<body>` so that a test can check what
+reached the model; `<LOG>` gets one JSON summary line per request.
+
+Script format: {"steps": [[{"name": TOOL, "args": {...}}, ...], {"text": T, "calls": [...]}, "final text"]}
+("input" is accepted for "args"). The string "{{SPILL}}" inside a step is replaced by the last spill
+path the client mentioned in its request, so a step can page into the file the client just wrote.
+Each protocol module defines how to tell the main loop apart, how to find spill paths, and how to
+answer; `serve(protocol)` runs it: `python <protocol module> PORT SCRIPT.json [LOG]`.
+"""
+
+import json
+import re
+import sys
+import threading
+import uuid
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Callable
+
+
+@dataclass
+class Step:
+    """One scripted answer: optional text, then tool calls (none: a final answer)."""
+
+    text: str | None
+    calls: list[dict] = field(default_factory=list)
+
+    @classmethod
+    def parse(cls, raw) -> "Step":
+        if isinstance(raw, str):
+            return cls(raw)
+        if isinstance(raw, dict):
+            return cls(raw.get("text"), [_call(c) for c in raw.get("calls", [])])
+        return cls(None, [_call(c) for c in raw])
+
+
+def _call(raw: dict) -> dict:
+    return {"name": raw["name"], "args": raw.get("args", raw.get("input", {}))}
+
+
+def new_id(prefix: str, digits: int = 24) -> str:
+    return prefix + uuid.uuid4().hex[:digits]
+
+
+@dataclass
+class Protocol:
+    """How one provider API looks to the server."""
+
+    is_main_loop: Callable[[str, dict], bool]  # (path, body) -> does this request advance the script?
+    spill_pattern: str | None  # regex whose group 1 is a spill path the client announced
+    answer: Callable[["Handler", str, dict, Step, bytes], None]  # writes the HTTP response
+    side_text: str = "ok"
+    get_answer: dict = field(default_factory=dict)  # body of every GET
+
+
+class Script:
+    """The steps and where the conversation is; one per server, shared by its handler threads."""
+
+    def __init__(self, steps: list):
+        self._steps = steps
+        self._next = 0
+        self._lock = threading.Lock()
+
+    def take(self) -> tuple[int, object]:
+        with self._lock:
+            index = self._next
+            self._next += 1
+        return index, self._steps[index] if index < len(self._steps) else "Done."
+
+
+class Handler(BaseHTTPRequestHandler):
+    """Logs each request, picks the step and lets the protocol answer."""
+
+    protocol_version = "HTTP/1.1"
+    protocol: Protocol
+    script: Script
+    log_path: str
+
+    def log_message(self, *args):  # keep the client's terminal quiet
+        pass
+
+    def send_json(self, obj, code: int = 200) -> None:
+        data = json.dumps(obj).encode()
+        self.send_response(code)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def start_events(self) -> None:
+        """Begin a server-sent-events answer; the connection closes when it ends."""
+        self.send_response(200)
+        self.send_header("content-type", "text/event-stream")
+        self.send_header("cache-control", "no-cache")
+        self.send_header("connection", "close")
+        self.end_headers()
+        self.close_connection = True
+
+    def send_event(self, data, event: str | None = None, end: str = "\n\n") -> None:
+        head = f"event: {event}\n" if event else ""
+        self.wfile.write(f"{head}data: {json.dumps(data) if not isinstance(data, str) else data}{end}".encode())
+
+    def do_HEAD(self):
+        self.send_response(200)
+        self.send_header("content-length", "0")
+        self.end_headers()
+
+    def do_GET(self):
+        self._log({"method": "GET", "path": self.path})
+        self.send_json(self.protocol.get_answer)
+
+    def do_POST(self):
+        raw = self.rfile.read(int(self.headers.get("content-length", 0))) or b"{}"
+        with open(self.log_path + ".bodies", "ab") as bodies:
+            bodies.write(self.path.encode() + b"\t" + raw + b"\n")
+        try:
+            body = json.loads(raw)
+        except ValueError:
+            body = {}
+        main = self.protocol.is_main_loop(self.path, body)
+        index, step = self.script.take() if main else (None, self.protocol.side_text)
+        self._log({"method": "POST", "path": self.path, "main": main, "bytes": len(raw), "step": index})
+        self.protocol.answer(self, self.path, body, Step.parse(self._with_spill(step, raw)), raw)
+        self.wfile.flush()
+
+    def _with_spill(self, step, raw: bytes):
+        if isinstance(step, str) or not self.protocol.spill_pattern:
+            return step
+        spills = re.findall(self.protocol.spill_pattern, raw.decode("utf-8", "replace"))
+        if not spills:
+            return step
+        return json.loads(json.dumps(step).replace("{{SPILL}}", spills[-1].rstrip(".")))
+
+    def _log(self, entry: dict) -> None:
+        with open(self.log_path, "a") as log:
+            log.write(json.dumps(entry) + "\n")
+
+
+def serve(protocol: Protocol, argv: list[str] | None = None) -> None:
+    """`PORT SCRIPT.json [LOG]`: answer on 127.0.0.1:PORT until killed."""
+    args = sys.argv[1:] if argv is None else argv
+    port, script_path = int(args[0]), args[1]
+    log_path = args[2] if len(args) > 2 else f"/tmp/scripted-model-{port}.log"
+    with open(script_path) as f:
+        steps = json.load(f)["steps"]
+    handler = type("BoundHandler", (Handler,), {"protocol": protocol, "script": Script(steps), "log_path": log_path})
+    ThreadingHTTPServer(("127.0.0.1", port), handler).serve_forever()
