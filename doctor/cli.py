@@ -2,7 +2,8 @@
 
 Each subcommand lives in `doctor/commands/<name>.py` with `register(subparsers)`
 (adds its parser and sets `handler`) so this file stays a dispatcher. Usage
-errors exit 2 (argparse's own convention); see `doctor.exitcodes`.
+errors exit 2 (argparse's own convention); a bug exits 4 with one line (`--debug`: the
+traceback); see `doctor.exitcodes` and `doctor.crash`.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import argparse
 import importlib
 import sys
 
-from doctor import __version__
+from doctor import __version__, crash
 
 COMMAND_MODULES = (
     "doctor.commands.memory",
@@ -26,6 +27,8 @@ def build_parser() -> argparse.ArgumentParser:
         description="Diagnostics for coding-agent sessions: what the history keeps, what it costs, where big outputs went.",
     )
     parser.add_argument("--version", action="version", version=f"doctor {__version__}")
+    parser.add_argument("--debug", action="store_true",
+                        help="on an internal error, print the traceback (accepted anywhere on the command line)")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMAND_MODULES:
         try:
@@ -40,11 +43,15 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
+    argv, debug = crash.split_debug_flag(sys.argv[1:] if argv is None else list(argv))
     args = parser.parse_args(argv)
     if not getattr(args, "handler", None):
         parser.print_help(sys.stderr)
         return 2
-    return args.handler(args)
+    try:
+        return args.handler(args)
+    except (Exception, KeyboardInterrupt) as exc:  # a bug, Ctrl-C or a closed pipe: never a traceback
+        return crash.report(exc, args, debug)
 
 
 if __name__ == "__main__":

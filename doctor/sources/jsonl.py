@@ -34,13 +34,32 @@ class JsonLine:
     value: object
 
 
+class NestedTooDeep(ValueError):
+    """A JSON value nested deeper than Python's decoders go (the stdlib recurses once per level).
+
+    A ValueError, so every caller that skips undecodable JSON skips this too, instead of dying
+    with a RecursionError on a line like `[[[[…]]]]` 100,000 levels deep.
+    """
+
+    def __init__(self) -> None:
+        super().__init__("JSON nested too deeply to decode")
+
+
 def loads(data: bytes | str) -> object:
     """JSON.parse semantics as far as values go: orjson first, stdlib for its refusals."""
     try:
         return orjson.loads(data)
     except orjson.JSONDecodeError:
         text = data.decode("utf-8", "replace") if isinstance(data, bytes) else data
+        return stdlib_loads(text)
+
+
+def stdlib_loads(text: str) -> object:
+    """`json.loads`, with too-deep nesting raised as NestedTooDeep (a ValueError)."""
+    try:
         return json.loads(text)
+    except RecursionError:
+        raise NestedTooDeep() from None
 
 
 def iter_line_spans(
@@ -171,13 +190,14 @@ def iter_json_lines(
             value = orjson.loads(stripped)
         except orjson.JSONDecodeError:
             try:
-                value = json.loads(stripped.decode("utf-8", "replace"))
-            except ValueError:
-                salvaged = recover(stripped.decode("utf-8", "replace")) if recover else []
+                value = stdlib_loads(stripped.decode("utf-8", "replace"))
+            except ValueError as exc:
+                deep = isinstance(exc, NestedTooDeep)  # JSON.parse reads it (V8 does not recurse): nothing to salvage
+                salvaged = recover(stripped.decode("utf-8", "replace")) if recover and not deep else []
                 for value in salvaged:
                     yield JsonLine(number, offset, value)
                 if not salvaged:
-                    issues.append(_bad_line_issue(path, number, terminated, len(stripped)))
+                    issues.append(_bad_line_issue(path, number, terminated, len(stripped), exc))
                 continue
             if not is_valid_utf8(stripped):
                 issues.append(SourceIssue(path, number, "invalid UTF-8 bytes shown as U+FFFD", "note"))
@@ -209,7 +229,9 @@ def is_valid_utf8(raw: bytes) -> bool:
     return True
 
 
-def _bad_line_issue(path: Path, number: int, terminated: bool, size: int) -> SourceIssue:
+def _bad_line_issue(path: Path, number: int, terminated: bool, size: int, error: ValueError | None = None) -> SourceIssue:
+    if isinstance(error, NestedTooDeep):
+        return SourceIssue(path, number, f"invalid JSON line ({size:,} bytes) skipped: nested too deeply to decode", "warning")
     if not terminated:
         return SourceIssue(path, number, "incomplete last record (the file may still be being written); ignored", "note")
     return SourceIssue(path, number, f"invalid JSON line ({size:,} bytes) skipped", "warning")

@@ -20,7 +20,7 @@ import msgspec
 from orjson import loads as _orjson_loads
 
 from doctor.core.jsvalues import js_len
-from doctor.sources.jsonl import loads
+from doctor.sources.jsonl import NestedTooDeep, loads
 
 RECORD_TYPES = frozenset({"user", "assistant", "tool_result", "system"})
 # System subtypes `selectTranscriptLeaf` and the chain lookup ignore (artifact and
@@ -90,7 +90,7 @@ class HistoryFields(msgspec.Struct):
 
 INDEX_DECODER = msgspec.json.Decoder(IndexFields)
 HISTORY_DECODER = msgspec.json.Decoder(HistoryFields)
-FAST_ERRORS = (msgspec.DecodeError, msgspec.ValidationError, ValueError)
+FAST_ERRORS = (msgspec.DecodeError, msgspec.ValidationError, ValueError, RecursionError)  # deep: the exact path says
 
 
 def raw_string_length(raw: msgspec.Raw) -> int:
@@ -187,10 +187,13 @@ def parse_line(stripped: bytes) -> tuple[list, str | None]:
 
     Returns (objects, problem): a non-object value is dropped ("not a JSON
     object"); an unparsable line yields whatever recovery salvaged, with the
-    problem "invalid JSON" when that is nothing and "recovered" otherwise.
+    problem "invalid JSON" when that is nothing and "recovered" otherwise; "too deep" for a value
+    nested deeper than Python decodes (JSON.parse would read it, but nothing can be salvaged).
     """
     try:
         value = loads(stripped)
+    except NestedTooDeep:
+        return [], "too deep"
     except ValueError:
         salvaged = [v for v in recover_objects_from_line(stripped.decode("utf-8", "replace")) if type(v) is dict]
         return salvaged, "recovered" if salvaged else "invalid JSON"

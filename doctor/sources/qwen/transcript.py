@@ -363,6 +363,8 @@ def _line_issue(path: Path, number: int, problem: str, terminated: bool, salvage
         return SourceIssue(path, number, "incomplete last record (the file may still be being written); ignored", "note")
     if problem == "invalid JSON":
         return SourceIssue(path, number, f"invalid JSON line ({size:,} bytes) skipped")
+    if problem == "too deep":
+        return SourceIssue(path, number, f"invalid JSON line ({size:,} bytes) skipped: nested too deeply to decode")
     return SourceIssue(path, number, "line holds a JSON value that is not an object; skipped as Qwen does")
 
 
