@@ -86,9 +86,9 @@ class _WholeFileReader:
 
 def _reader_for(path: Path, agent: str | None):
     from doctor.sources import qwen
-    from doctor.sources.registry import read_head
+    from doctor.sources.sniffing import Head
 
-    if agent == qwen.NAME or (agent is None and qwen.sniff(path, read_head(path))):
+    if agent == qwen.NAME or (agent is None and qwen.sniff(path, Head.read(path))):
         return _QwenIndexer(path)
     return _WholeFileReader(path, agent)
 

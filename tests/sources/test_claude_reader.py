@@ -19,6 +19,7 @@ from doctor.core.sentinels import MICROCOMPACT_CLEARED
 from doctor.sources import claude
 from doctor.sources.base import UnknownFormat
 from doctor.sources.registry import open_session
+from doctor.sources.sniffing import Head
 from tests.public_fixtures import PUBLIC_FIXTURES
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -372,9 +373,9 @@ def test_empty_file(tmp_path):
 
 def test_sniff_refuses_the_other_agents():
     codex = next((ROOT / "tests" / "recordings" / "codex").glob("*/home/.codex/sessions/*/*/*/*.jsonl"))
-    assert not claude.sniff(codex, codex.read_bytes()[:65536])
+    assert not claude.sniff(codex, Head.read(codex))
     for path in FIXTURES.glob("*.jsonl"):
-        assert claude.sniff(path, path.read_bytes()[:65536]), path
+        assert claude.sniff(path, Head.read(path)), path
 
 
 def digest(path):

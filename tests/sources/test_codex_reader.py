@@ -17,6 +17,7 @@ import pytest
 from doctor.core.analysis import analyze_tool_result_retention
 from doctor.sources import codex
 from doctor.sources.registry import open_session
+from doctor.sources.sniffing import Head
 from tests.public_fixtures import PUBLIC_FIXTURES
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -204,9 +205,9 @@ def test_empty_file_reads_as_an_empty_session(tmp_path):
 
 def test_sniff():
     claude_file = next((ROOT / "tests" / "recordings" / "claude").glob("*/home/.claude/projects/*/*.jsonl"))
-    assert not codex.sniff(claude_file, claude_file.read_bytes()[:65536])
+    assert not codex.sniff(claude_file, Head.read(claude_file))
     for path in [FIXTURE] + [rollout(s) for s in SCENARIOS]:
-        assert codex.sniff(path, path.read_bytes()[:65536])
+        assert codex.sniff(path, Head.read(path))
 
 
 def test_reading_never_changes_a_file():

@@ -8,7 +8,8 @@ import pytest
 from doctor.core.analysis import analyze_tool_result_retention
 from doctor.sources import autobot, dumps
 from doctor.sources.base import SourceError, UnknownFormat
-from doctor.sources.registry import SNIFF_BYTES, open_session
+from doctor.sources.registry import open_session
+from doctor.sources.sniffing import Head
 from tests.public_fixtures import PUBLIC_FIXTURES
 
 DUMPS = Path(__file__).resolve().parents[1] / "recordings" / "dumps"
@@ -84,12 +85,12 @@ def test_anthropic_image_result_is_a_nested_part(tmp_path):
 ])
 def test_sniff_does_not_claim_agent_recordings(recording):
     path = RECORDINGS / recording
-    assert not dumps.sniff(path, path.read_bytes()[:SNIFF_BYTES])
+    assert not dumps.sniff(path, Head.read(path))
 
 
 def test_sniff_does_not_claim_legacy_gemini_json():
     path = Path(PUBLIC_FIXTURES, "gemini-cli/aim-control_pro_run1_final.json")
-    assert not dumps.sniff(path, path.read_bytes()[:SNIFF_BYTES])
+    assert not dumps.sniff(path, Head.read(path))
 
 
 def test_request_log_uses_the_last_body(tmp_path):

@@ -299,9 +299,9 @@ def test_ui_history_names_tools_as_qwen_shows_them() -> None:
 
 
 def test_sniff_claims_qwen_recordings_only() -> None:
-    from doctor.sources.registry import read_head
+    from doctor.sources.sniffing import Head
 
     recordings = RECORDINGS.parent
     for path in sorted(recordings.glob("*/*/*.json*")):
-        claimed = qwen.sniff(path, read_head(path))
+        claimed = qwen.sniff(path, Head.read(path))
         assert claimed == (path.parent.parent.name == "qwen" and path.name == "session.jsonl"), path

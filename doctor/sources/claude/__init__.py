@@ -11,7 +11,6 @@ main history; opened directly, a subagent file is a session of its own.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from doctor.sources.base import LoadedSession, SideChannelCopy
@@ -32,12 +31,8 @@ INLINE_SIDECHAIN = "inline-sidechain"
 
 def sniff(path: Path, head: bytes) -> bool:
     """A JSON line with a Claude record type and a Claude field (message.content, sessionId, leafUuid)."""
-    for raw in head.split(b"\n")[:50]:
-        try:
-            record = loads(raw)
-        except ValueError:
-            continue
-        if not isinstance(record, dict) or record.get("type") not in RECORD_TYPES:
+    for record in head.records(50):
+        if record.get("type") not in RECORD_TYPES:
             continue
         message = record.get("message")
         if isinstance(message, dict):
@@ -116,7 +111,7 @@ def _subagent_row(agent_path: Path, parent: LoadedSession) -> dict:
 def _agent_card(card: Path) -> dict:
     """`agent-<id>.meta.json` (2.1.3xx): which tool call started the subagent, and its type."""
     try:
-        data = json.loads(card.read_text(encoding="utf-8"))
+        data = loads(card.read_bytes())
     except (OSError, ValueError):
         return {}
     if not isinstance(data, dict):

@@ -18,7 +18,6 @@ from doctor.sources.base import LoadedSession, SideChannelCopy
 from doctor.sources.claude_codex_common import result_text
 from doctor.sources.codex.rollout import Rollout, envelope, read_rollout
 from doctor.sources.dumps.dialects import openai_responses
-from doctor.sources.jsonl import loads
 
 NAME = "codex"
 ALIASES = ("codex-cli",)
@@ -31,10 +30,8 @@ TRUNCATION_MARKERS = ("Warning: truncated output", "chars truncated…", "tokens
 
 def sniff(path: Path, head: bytes) -> bool:
     """The first JSON line is a Codex envelope, or the legacy bare meta / state / item line."""
-    for raw in head.split(b"\n")[:5]:
-        try:
-            record = loads(raw)
-        except ValueError:
+    for record in head.values(5):
+        if record is None:  # an invalid line
             continue
         if not isinstance(record, dict):
             return False

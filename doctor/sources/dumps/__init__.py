@@ -33,7 +33,7 @@ _LIST_START = re.compile(rb'"(?:messages|input|contents)"\s*:\s*\[\s*(?:\]|' + _
 
 def sniff(path: Path, head: bytes) -> bool:
     """A message list at the top (bare list, JSON Lines of messages) or under a request-body key."""
-    text = head.lstrip()
+    text = head.bytes.lstrip()
     if _BARE_START.match(text):
         return True
     return text.startswith(b"{") and _LIST_START.search(text) is not None

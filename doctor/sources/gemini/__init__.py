@@ -48,14 +48,10 @@ _METADATA_KEYS = re.compile(rb'"sessionId"\s*:.*?"projectHash"\s*:|"projectHash"
 
 def sniff(path: Path, head: bytes) -> bool:
     """A ConversationRecord: `sessionId` and `projectHash` near the top of a JSON object."""
-    text = head.lstrip()
+    text = head.bytes.lstrip()
     if not text.startswith(b"{"):
         return False
-    first_line = text.split(b"\n", 1)[0]
-    try:
-        record = loads(first_line)
-    except ValueError:
-        record = None  # pretty-printed legacy JSON: the keys follow on later lines
+    (record,) = head.values(1) or [None]  # None: pretty-printed legacy JSON, the keys follow on later lines
     if isinstance(record, dict):
         return isinstance(record.get("sessionId"), str) and isinstance(record.get("projectHash"), str)
     return _METADATA_KEYS.search(text[:4096]) is not None

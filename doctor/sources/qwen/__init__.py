@@ -16,7 +16,7 @@ from pathlib import Path
 from doctor.core.settings import qwen_home
 from doctor.sources.base import LoadedSession, SourceError, SourceIssue
 from doctor.sources.qwen.history import resumed_history
-from doctor.sources.qwen.records import RECORD_TYPES, parse_line
+from doctor.sources.qwen.records import RECORD_TYPES
 from doctor.sources.qwen.transcript import ChainRecords, TranscriptIndex, build_index
 from doctor.sources.qwen.ui import QwenUiHistory
 
@@ -27,18 +27,14 @@ _SNIFF_LINES = 20
 
 def sniff(path: Path, head: bytes) -> bool:
     """A Qwen record: uuid, parentUuid, sessionId, a Qwen type, and Gemini `parts` (not Claude `content`)."""
-    for line in head.split(b"\n")[:_SNIFF_LINES]:
-        if not line.strip():
-            continue
-        values, _ = parse_line(line.strip())
-        for value in values:
-            if not {"uuid", "sessionId", "type"} <= value.keys() or value.get("type") not in RECORD_TYPES:
-                return False
-            message = value.get("message")
-            if type(message) is dict:
-                return "parts" in message and "content" not in message
-            if value.get("type") == "tool_result" or "systemPayload" in value:
-                return True
+    for value in head.records(_SNIFF_LINES):
+        if not {"uuid", "sessionId", "type"} <= value.keys() or value.get("type") not in RECORD_TYPES:
+            return False
+        message = value.get("message")
+        if type(message) is dict:
+            return "parts" in message and "content" not in message
+        if value.get("type") == "tool_result" or "systemPayload" in value:
+            return True
     return False
 
 

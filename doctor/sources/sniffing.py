@@ -1,0 +1,318 @@
+"""What format detection sees of a file: its first bytes, and an outline of its first JSON values.
+
+Sniffers decide from the first records' keys and short values. Those records may be huge (a user who
+pasted a 640 KB log into the first prompt), longer than any fixed number of bytes read up front, so the
+outline is read as a stream: objects keep every key, strings keep their first `KEEP_CHARS` characters,
+arrays their first `KEEP_ITEMS` items, and everything else is skipped as it is scanned, never held in
+memory. A value cut off by the end of the file (a torn line) or by the scan budget is outlined as far
+as it goes; an invalid line is skipped to the next newline.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import BinaryIO
+
+from doctor.sources.base import open_session_file
+from doctor.sources.jsonl import loads
+
+HEAD_BYTES = 64 * 1024
+KEEP_CHARS = 256
+_KEEP_BYTES = 4 * KEEP_CHARS  # enough raw JSON for KEEP_CHARS characters, escapes and UTF-8 included
+KEEP_ITEMS = 8
+MAX_DEPTH = 8  # deeper values are skipped (outlined as None)
+MAX_SCAN_BYTES = 64 << 20  # detection never reads more than this, whatever the file
+CHUNK = 1 << 16
+
+_STRING_STOP = re.compile(rb'["\\]')
+_TOKEN = re.compile(rb"-?[0-9][0-9.eE+-]*|true|false|null")
+_WHITESPACE = b" \t\r\n"
+_TOKEN_LOOKAHEAD = 400  # longer numbers are cut (their outline is then invalid: fine for sniffing)
+
+
+SNIFF_VALUES = 50  # the most any sniffer looks at (Claude: a few records may precede the first message)
+
+
+@dataclass
+class Head:
+    """The first `HEAD_BYTES` of a file, and (on demand) its first JSON values.
+
+    Lines that end inside the head are parsed exactly; from the first line that runs past it on,
+    values are outlined from a stream (see the module docstring).
+    """
+
+    path: Path
+    bytes: bytes
+    size: int
+    _values: list | None = field(default=None, repr=False)
+
+    @classmethod
+    def read(cls, path: Path) -> "Head":
+        with open_session_file(path) as handle:
+            head = handle.read(HEAD_BYTES)
+            return cls(Path(path), head, os.fstat(handle.fileno()).st_size)
+
+    def values(self, count: int) -> list:
+        """The first `count` (at most SNIFF_VALUES) JSON values, one per non-blank line; None for an invalid
+        line; fewer at the end of the file."""
+        if self._values is None:
+            self._values = self._first_values()
+        return self._values[:count]
+
+    def records(self, count: int) -> list[dict]:
+        """The JSON objects among the first `count` values."""
+        return [value for value in self.values(count) if isinstance(value, dict)]
+
+    def _first_values(self) -> list:
+        values: list = []
+        offset = 0
+        while len(values) < SNIFF_VALUES and offset < len(self.bytes):
+            newline = self.bytes.find(b"\n", offset)
+            if newline < 0 and len(self.bytes) < self.size:  # this line runs past the head: outline it
+                with open_session_file(self.path) as handle:
+                    handle.seek(offset)
+                    return values + outline_values(handle, SNIFF_VALUES - len(values))
+            end = len(self.bytes) if newline < 0 else newline
+            line = self.bytes[offset:end].strip()
+            offset = end + 1
+            if line:
+                try:
+                    values.append(loads(line))
+                except ValueError:
+                    values.append(None)
+        return values
+
+
+class _End(Exception):
+    """The input (or the scan budget) ended inside a value."""
+
+
+class _Invalid(Exception):
+    """Not JSON at this point."""
+
+
+def outline_values(handle: BinaryIO, count: int) -> list:
+    """Outlines of the next `count` JSON values read from `handle`; None for an invalid line."""
+    scanner = _Scanner(handle)
+    values = []
+    while len(values) < count and scanner.skip_whitespace():
+        scanner.roots = []
+        try:
+            values.append(scanner.value(0))
+        except _Invalid:
+            values.append(None)
+            scanner.skip_line()
+        except _End:
+            values.append(scanner.roots[0] if scanner.roots else None)
+            break
+    return values
+
+
+class _Scanner:
+    """A forward-only JSON scanner over a file, holding one chunk at a time."""
+
+    def __init__(self, handle: BinaryIO):
+        self.handle = handle
+        self.buffer = b""
+        self.at = 0
+        self.scanned = 0
+        self.roots: list = []  # containers being filled, outermost first: what a cut-off value outlines to
+
+    # --- bytes -------------------------------------------------------------------------------
+    def _fill(self) -> bool:
+        if self.scanned >= MAX_SCAN_BYTES:
+            return False
+        more = self.handle.read(CHUNK)
+        if not more:
+            return False
+        self.scanned += len(more)
+        self.buffer = self.buffer[self.at:] + more
+        self.at = 0
+        return True
+
+    def peek(self) -> int:
+        if self.at >= len(self.buffer) and not self._fill():
+            raise _End
+        return self.buffer[self.at]
+
+    def skip_whitespace(self) -> bool:
+        """Move to the next non-whitespace byte; False at the end of the input."""
+        while True:
+            while self.at < len(self.buffer) and self.buffer[self.at] in _WHITESPACE:
+                self.at += 1
+            if self.at < len(self.buffer):
+                return True
+            if not self._fill():
+                return False
+
+    def skip_line(self) -> None:
+        while (newline := self.buffer.find(b"\n", self.at)) < 0:
+            self.at = len(self.buffer)
+            if not self._fill():
+                return
+        self.at = newline + 1
+
+    def expect(self, byte: bytes) -> None:
+        self._skip_ws_in_value()
+        if self.peek() != byte[0]:
+            raise _Invalid
+        self.at += 1
+
+    def _skip_ws_in_value(self) -> None:
+        if not self.skip_whitespace():
+            raise _End
+
+    # --- values ------------------------------------------------------------------------------
+    def value(self, depth: int):
+        self._skip_ws_in_value()
+        if depth > MAX_DEPTH:
+            self._skip_value()
+            return None
+        first = self.peek()
+        if first == ord("{"):
+            return self._object(depth)
+        if first == ord("["):
+            return self._array(depth)
+        if first == ord('"'):
+            return self.string()
+        return self._token()
+
+    def _object(self, depth: int):
+        self.at += 1
+        outline: dict = {}
+        self.roots.append(outline)
+        self._skip_ws_in_value()
+        if self.peek() == ord("}"):
+            self.at += 1
+            return outline
+        while True:
+            self._skip_ws_in_value()
+            if self.peek() != ord('"'):
+                raise _Invalid
+            key = self.string()
+            self.expect(b":")
+            outline[key] = self.value(depth + 1)
+            self._skip_ws_in_value()
+            separator = self.peek()
+            self.at += 1
+            if separator == ord("}"):
+                return outline
+            if separator != ord(","):
+                raise _Invalid
+
+    def _array(self, depth: int):
+        self.at += 1
+        outline: list = []
+        self.roots.append(outline)
+        self._skip_ws_in_value()
+        if self.peek() == ord("]"):
+            self.at += 1
+            return outline
+        while True:
+            if len(outline) < KEEP_ITEMS:
+                outline.append(self.value(depth + 1))
+            else:
+                self._skip_value()
+            self._skip_ws_in_value()
+            separator = self.peek()
+            self.at += 1
+            if separator == ord("]"):
+                return outline
+            if separator != ord(","):
+                raise _Invalid
+
+    def string(self) -> str:
+        """The string at the cursor (its first KEEP_CHARS characters); the rest is scanned past."""
+        self.at += 1
+        kept = bytearray()
+        while len(kept) < _KEEP_BYTES:  # escape by escape, so that what is kept decodes
+            stop = _STRING_STOP.search(self.buffer, self.at)
+            end = stop.start() if stop else len(self.buffer)
+            kept += self.buffer[self.at:end]
+            self.at = end
+            if stop is None:
+                if not self._fill():
+                    raise _End
+                continue
+            if self.buffer[end] == ord('"'):
+                self.at += 1
+                return _decode_prefix(bytes(kept))
+            if end + 1 >= len(self.buffer) and not self._fill():  # a backslash: keep the escape whole
+                raise _End
+            kept += self.buffer[self.at:self.at + 2]
+            self.at += 2
+        self._skip_to_closing_quote()
+        return _decode_prefix(bytes(kept))
+
+    def _skip_to_closing_quote(self) -> None:
+        """From a position outside any escape, past the first quote preceded by an even run of backslashes."""
+        while True:
+            quote = self.buffer.find(b'"', self.at)
+            if quote < 0:
+                self.at = len(self.buffer) - _backslashes_before(self.buffer, len(self.buffer), self.at)
+                if not self._fill():  # (a trailing run of backslashes is counted again with the next chunk)
+                    raise _End
+                continue
+            escaped = _backslashes_before(self.buffer, quote, self.at) % 2
+            self.at = quote + 1
+            if not escaped:
+                return
+
+    def _skip_value(self) -> None:
+        """Scan past one value without outlining it, however deep (no recursion)."""
+        depth = 0
+        while True:
+            self._skip_ws_in_value()
+            byte = self.peek()
+            if byte == ord('"'):
+                self.string()
+            elif byte in b"[{":
+                depth += 1
+                self.at += 1
+            elif byte in b"]}":
+                depth -= 1
+                self.at += 1
+            elif byte in b",:":
+                if depth == 0:
+                    raise _Invalid
+                self.at += 1
+            else:
+                self._token()
+            if depth <= 0:
+                if depth < 0:
+                    raise _Invalid
+                return
+
+    def _token(self):
+        while len(self.buffer) - self.at < _TOKEN_LOOKAHEAD and self._fill():
+            pass  # a number or literal cut by the chunk's end goes on in the next one
+        match = _TOKEN.match(self.buffer, self.at)
+        if not match:
+            raise _Invalid
+        self.at = match.end()
+        try:
+            return json.loads(match.group())
+        except ValueError:
+            raise _Invalid from None
+
+
+def _backslashes_before(buffer: bytes, end: int, start: int) -> int:
+    """How many backslashes directly precede `end`, not looking before `start`."""
+    at = end
+    while at > start and buffer[at - 1] == 0x5C:
+        at -= 1
+    return end - at
+
+
+def _decode_prefix(raw: bytes) -> str:
+    """A JSON string's raw bytes (possibly cut short) as text, its first KEEP_CHARS characters."""
+    for cut in range(len(raw), max(len(raw) - 8, -1), -1):  # back off a cut escape or UTF-8 sequence
+        try:
+            return json.loads(b'"' + raw[:cut] + b'"')[:KEEP_CHARS]
+        except ValueError:
+            continue
+    return raw.decode("utf-8", "replace")[:KEEP_CHARS]

@@ -1,0 +1,142 @@
+"""Format detection works whatever the size of a session's first records, for every agent.
+
+The common support case: a user pasted a big log into the first prompt, so the first records are far
+longer than the bytes any detector reads up front. Each case takes a real recording, puts a 640 KB log
+into its first prompt (every record that carries it), and runs `doctor memory --json` through the CLI:
+the session must be recognised as the same agent with the same tool-result figures.
+"""
+
+import io
+import json
+import shutil
+import tracemalloc
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from doctor import cli
+from doctor.sources import sniffing
+from doctor.sources.sniffing import Head, outline_values
+
+RECORDINGS = Path(__file__).resolve().parents[1] / "recordings"
+SESSIONS = {
+    "qwen": RECORDINGS / "qwen" / "oversized-alarm" / "session.jsonl",
+    "claude": next(RECORDINGS.glob("claude/big-outputs/home/.claude/projects/*/*.jsonl")),
+    "codex": next(RECORDINGS.glob("codex/big-outputs/home/.codex/sessions/*/*/*/*.jsonl")),
+    "gemini": next(RECORDINGS.glob("gemini/big-outputs/home/.gemini/tmp/*/chats/*.jsonl")),
+}
+PROMPT = b'"go"'  # every recording's first prompt
+LOG = "".join(f'2026-12-02T11:{i % 60:02d}:00 worker[{i}]\tERROR "quoted" path=C:\\\\tmp\\\\x é 漢字 😀\n'
+              for i in range(8_000))
+
+
+def with_big_first_prompt(source: Path, folder: Path) -> Path:
+    """A copy of the session (its folder, so spill files come along) whose first prompt holds LOG."""
+    copy = folder / "copy"
+    shutil.copytree(source.parent, copy)
+    path = copy / source.name
+    pasted = json.dumps("go\n" + LOG, ensure_ascii=False).encode()
+    lines = [line.replace(PROMPT, pasted) for line in path.read_bytes().split(b"\n")]
+    path.write_bytes(b"\n".join(lines))
+    first_prompt = next(i for i, line in enumerate(lines) if pasted in line)
+    assert sum(map(len, lines[:first_prompt])) < sniffing.HEAD_BYTES < len(lines[first_prompt])  # cut by the head
+    return path
+
+
+def with_big_base_instructions(source: Path, folder: Path) -> Path:
+    """A Codex rollout whose first record (session_meta) carries 640 KB more of base instructions,
+    as with a big `model_instructions_file`."""
+    copy = folder / "copy"
+    shutil.copytree(source.parent, copy)
+    path = copy / source.name
+    first, rest = path.read_bytes().split(b"\n", 1)
+    assert first.count(b'"base_instructions":{"text":"') == 1
+    grown = first.replace(b'"base_instructions":{"text":"',
+                          b'"base_instructions":{"text":"' + json.dumps(LOG, ensure_ascii=False)[1:-1].encode())
+    path.write_bytes(grown + b"\n" + rest)
+    assert len(grown) > sniffing.HEAD_BYTES
+    return path
+
+
+def memory_json(capsys, path: Path) -> tuple[int, dict, str]:
+    code = cli.main(["memory", str(path), "--json"])
+    out, err = capsys.readouterr()
+    return code, json.loads(out) if out else {}, err
+
+
+def figures(report: dict) -> tuple:
+    return report["source"]["agent"], report["source"]["format"], report["toolResultRetention"]
+
+
+@pytest.mark.parametrize("agent", sorted(SESSIONS))
+def test_a_huge_first_prompt_is_still_recognised(agent, tmp_path, capsys):
+    path = with_big_first_prompt(SESSIONS[agent], tmp_path)
+    code, report, err = memory_json(capsys, path)
+    assert "unknown session format" not in err
+    assert code in (0, 1, 3), err
+    original_code, original, _ = memory_json(capsys, SESSIONS[agent])
+    assert report["source"]["agent"] == agent
+    assert figures(report) == figures(original)
+
+
+def test_a_huge_first_record_of_a_codex_rollout_is_still_recognised(tmp_path, capsys):
+    path = with_big_base_instructions(SESSIONS["codex"], tmp_path)
+    code, report, err = memory_json(capsys, path)
+    assert code in (0, 1, 3), err
+    assert figures(report) == figures(memory_json(capsys, SESSIONS["codex"])[1])
+
+
+def test_detection_does_not_hold_a_huge_first_line_in_memory(tmp_path):
+    path = with_big_first_prompt(SESSIONS["qwen"], tmp_path)
+    big = path.read_bytes()
+    path.write_bytes(big.replace(json.dumps("go\n" + LOG, ensure_ascii=False).encode(),
+                                 json.dumps("go\n" + LOG * 12, ensure_ascii=False).encode(), 1))
+    assert path.stat().st_size > 8_000_000
+    tracemalloc.start()
+    try:
+        head = Head.read(path)
+        (record,) = head.records(1)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert record["type"] == "user" and record["message"]["parts"][0]["text"].startswith("go\n2026")
+    assert peak < 1_000_000  # the 8 MB line streamed past, a chunk at a time
+
+
+# --- the outline against a model of it, on any JSON -------------------------------------------
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(),
+    lambda children: st.lists(children, max_size=12) | st.dictionaries(st.text(max_size=8), children, max_size=6),
+    max_leaves=60,
+)
+
+
+def expected_outline(value, depth=0):
+    if depth > sniffing.MAX_DEPTH:
+        return None
+    if isinstance(value, dict):
+        return {key: expected_outline(item, depth + 1) for key, item in value.items()}
+    if isinstance(value, list):
+        return [expected_outline(item, depth + 1) for item in value[: sniffing.KEEP_ITEMS]]
+    if isinstance(value, str):
+        return value[: sniffing.KEEP_CHARS]
+    return value
+
+
+@given(st.lists(json_values, min_size=1, max_size=4), st.sampled_from([1, 3, 64, 1 << 16]))
+def test_outline_of_json_lines_matches_the_model(values, chunk):
+    data = b"\n".join(json.dumps(value, ensure_ascii=bool(chunk % 2)).encode() for value in values) + b"\n"
+    original, sniffing.CHUNK = sniffing.CHUNK, chunk
+    try:
+        outlined = outline_values(io.BytesIO(data), len(values))
+    finally:
+        sniffing.CHUNK = original
+    assert outlined == [expected_outline(json.loads(json.dumps(value))) for value in values]
+
+
+def test_deep_and_invalid_lines_outline_without_recursion():
+    data = b'{"a":' + b"[" * 100_000 + b"]" * 100_000 + b',"b":2}\nnot json\n{"c":1,"d":{"e":[1,'  # torn
+    assert outline_values(io.BytesIO(data), 5) == [{"a": [[[[[[[[None]]]]]]]], "b": 2}, None, {"c": 1}]
