@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from textual.widgets import Static
 
 from doctor.tui.widgets.overview import Overview
 from doctor.tui.widgets.process import ProcessPane
 
-from tests.tui.test_journeys import app_for, loaded, text_of, wait_for, run_async
+from tests.tui.test_journeys import app_for, loaded, run_async, text_of, wait_for
+
+RECORDINGS = Path(__file__).resolve().parents[1] / "recordings" / "qwen"
 
 
 @run_async
@@ -42,3 +46,37 @@ async def test_overview_scrolls_from_the_keyboard_at_once(key):
         await pilot.pause()
         await pilot.press(key)
         await wait_for(pilot, lambda: overview.scroll_y > 0)
+
+
+@run_async
+async def test_follow_refresh_keeps_the_cursor_on_the_same_result(tmp_path):
+    """`--follow` on a growing Qwen recording: the highlighted result stays the one the user chose."""
+    from doctor.live.follow import FileFollower, FollowProvider
+    from doctor.tui.app import DoctorApp
+    from doctor.tui.screens.detail import ResultDetailScreen
+    from doctor.tui.widgets.tables import ResultsTable
+
+    lines = (RECORDINGS / "multi-turn" / "session.jsonl").read_bytes().splitlines(keepends=True)
+    live = tmp_path / "s.jsonl"
+    live.write_bytes(b"".join(lines[:20]))
+    provider = FollowProvider(FileFollower(live), refresh_interval=0.05)
+    app = DoctorApp(provider, keymap={})
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await loaded(pilot)
+        await pilot.press("3")
+        table = screen.query_one(ResultsTable)
+        first = len(table.rows)
+        table.move_to("0")  # `#0 run_shell_command`, the smallest of the first results but one
+        chosen = table.cursor_row
+        assert table.selected_key() == "0" and chosen > 0
+        with live.open("ab") as handle:
+            handle.write(b"".join(lines[20:]))
+        await wait_for(pilot, lambda: len(table.rows) > first)
+        await pilot.pause()
+        assert table.selected_key() == "0"
+        assert table.cursor_row != chosen  # bigger results came in above it
+        for key in ("s", "r", "s"):  # re-sorting moves the row, and the cursor with it
+            await pilot.press(key)
+            assert table.selected_key() == "0"
+        await pilot.press("enter")
+        assert isinstance(app.screen, ResultDetailScreen) and app.screen.result.ordinal == 0
