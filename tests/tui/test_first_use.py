@@ -80,3 +80,38 @@ async def test_follow_refresh_keeps_the_cursor_on_the_same_result(tmp_path):
             assert table.selected_key() == "0"
         await pilot.press("enter")
         assert isinstance(app.screen, ResultDetailScreen) and app.screen.result.ordinal == 0
+
+
+@run_async
+async def test_skipped_input_lines_are_shown_on_the_overview(tmp_path):
+    """Two invalid lines in a Qwen recording: the banner is not a plain OK and names them by line."""
+    from tests.tui.helpers import build, copy_recording
+    from doctor.tui.app import DoctorApp
+    from doctor.tui.provider import StaticProvider
+
+    path = copy_recording("batch-budget", tmp_path)
+    lines = path.read_bytes().splitlines(keepends=True)
+    lines.insert(2, b'{"uuid": "torn", "type": \n')  # becomes line 3
+    lines.insert(7, b"not json at all\n")  # line 8
+    path.write_bytes(b"".join(lines))
+    report, session = build(path)
+    assert [issue.line for issue in report.issues if issue.severity == "warning"] == [3, 8]
+    app = DoctorApp(StaticProvider(report, session=session), keymap={})
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await loaded(pilot)
+        alarm = screen.query_one("#alarm", Static)
+        assert "2 parts of the input could not be read" in text_of(alarm)
+        assert alarm.has_class("alarm-partial") and not alarm.has_class("alarm-off")
+        problems = screen.query_one("#input-problems", Static)
+        assert problems.display and problems.region.height > 0  # on screen, under the banner
+        listed = text_of(problems)
+        assert "session.jsonl:3: invalid JSON line" in listed and "session.jsonl:8: invalid JSON line" in listed
+
+
+@run_async
+async def test_clean_input_shows_no_input_problems():
+    app = app_for("batch-budget")
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await loaded(pilot)
+        assert text_of(screen.query_one("#alarm", Static)).strip() == "OK  no tool result above its budget"
+        assert not screen.query_one("#input-problems", Static).display
