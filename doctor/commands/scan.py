@@ -108,10 +108,10 @@ def _answer(store, args, summary) -> int:
     else:
         text = answers.render(answers.collect(store, summary, top=args.top), args.format)
     if args.output:
-        from doctor.commands.memory import _write_private
+        from doctor.commands.output import write_private
 
         try:
-            _write_private(args.output, text)
+            write_private(args.output, text)
         except OSError as exc:
             return _fail(f"{args.output}: {exc.strerror or exc}")
     else:
