@@ -158,3 +158,21 @@ def test_show_binary_file_as_hex_rows(tmp_path, capsys):
     assert main(["spill", "show", str(spill / "call_bin.txt"), "--offset", "4", "--limit", "1",
                  "--spill-root", str(spill)]) == 0
     assert capsys.readouterr().out.startswith("00000040  40 41 42")
+
+
+def test_qwens_own_files_in_the_project_temp_dir_are_not_orphans(gate, capsys):
+    """Qwen keeps logs.json (its prompt log), checkpoint-<tag>.json and shell_history beside the spills.
+
+    Names from Qwen 0.24.4's Logger (LOG_FILE_NAME, `checkpoint-${tag}.json`) and its shell
+    history (`<project temp dir>/shell_history`). A real stray spill file is still an orphan.
+    """
+    temp = gate / "tmp"
+    (temp / "logs.json").write_text('[{"sessionId": "s", "messageId": 0, "type": "user", "message": "go"}]')
+    (temp / "checkpoint-mine.json").write_text("[]")
+    (temp / "shell_history").write_text("ls\n")
+    stray = temp / "run_shell_command_0123456789ab.output"
+    stray.write_text("nobody points here")
+    assert main(["spill", "verify", str(gate / "session.jsonl"), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["orphans"] == [str(stray)]
+    assert main(["memory", str(gate / "session.jsonl"), "--json", "--paths", "full"]) == 0
+    assert json.loads(capsys.readouterr().out)["spill"]["orphans"] == [str(stray)]
