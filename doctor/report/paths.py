@@ -55,3 +55,10 @@ def paths_in_text(text: str, style: str = "short") -> str:
         return present_path(core, style) + path[len(core):]
 
     return _PATH_IN_TEXT.sub(shown, text)
+
+
+def project_hash(project: str | os.PathLike | None) -> str | None:
+    """A project named without revealing it: the first 16 hex digits of sha256 of its path."""
+    if not project:
+        return None
+    return hashlib.sha256(os.fspath(project).encode("utf-8", "surrogatepass")).hexdigest()[:16]

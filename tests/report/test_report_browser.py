@@ -127,3 +127,30 @@ def test_screenshot_is_not_blank(capsys, tmp_path: Path) -> None:
     rows = _png_pixels(shot.read_bytes())
     colours = {pixel for row in rows[::9] for pixel in row[::7]}
     assert len(colours) > 2, "the page rendered blank"
+
+
+def _page_width(tmp_path: Path, page: Path, width: int) -> tuple[int, int]:
+    """(scrollWidth, clientWidth) of `page` laid out `width` px wide: measured by a frame page, as the report runs no script."""
+    frame = tmp_path / "measure.html"
+    frame.write_text(
+        "<!doctype html><html><body style='margin:0'>"
+        f"<iframe id=r src='{page.as_uri()}' style='border:0;width:{width}px;height:900px'></iframe>"
+        "<pre id=out></pre><script>"
+        "window.onload = () => { const d = document.getElementById('r').contentDocument.documentElement;"
+        " document.getElementById('out').textContent = 'WIDTH ' + d.scrollWidth + ' ' + d.clientWidth; };"
+        "</script></body></html>")
+    done = _browser(tmp_path, "--allow-file-access-from-files", "--virtual-time-budget=5000", "--dump-dom", frame.as_uri())
+    found = re.search(r"WIDTH (\d+) (\d+)", done.stdout)
+    assert found, done.stdout[-2000:] + done.stderr[-2000:]
+    return int(found.group(1)), int(found.group(2))
+
+
+def test_long_pointers_wrap_at_1280_px_and_stay_whole(capsys, tmp_path: Path) -> None:
+    """The pointer column of "Largest results" wraps instead of scrolling the page sideways."""
+    report, page = _report(capsys, tmp_path, RECORDINGS / "qwen" / "persist-gate" / "session.jsonl", "--paths", "full")
+    pointers = [path for row in report["retention"]["largest"] if row["pointer"] for path in row["pointer"]["paths"]]
+    assert pointers and min(len(p) for p in pointers) > 120  # one unbroken 64-char hash in each
+    scroll, client = _page_width(tmp_path, page, 1280)
+    assert scroll <= client, f"the page scrolls sideways: {scroll} px of content in {client} px"
+    text = _text(_dom(tmp_path, page))
+    assert all(pointer in text for pointer in pointers)  # whole in the DOM: selectable and copyable
