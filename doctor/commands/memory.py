@@ -8,13 +8,13 @@ audit into an exit code. Exit codes: see `doctor.exitcodes`.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from dataclasses import replace
 from pathlib import Path
 
 from doctor import exitcodes
 from doctor.assemble import ReportOptions, report_for_session, scan_facts
+from doctor.commands.output import write_private
 from doctor.commands.read_progress import reading_progress
 from doctor.config import load_budget_overrides
 from doctor.core.budgets import parse_budget_value, parse_tool_budget_overrides
@@ -143,7 +143,7 @@ def run(args) -> int:
     text = render(report, args.format or "text", include_previews=args.include_previews, session=session)
     if args.output:
         try:
-            _write_private(args.output, text)
+            write_private(args.output, text)
         except OSError as exc:
             return _fail(f"{args.output}: {exc.strerror or exc}")
     else:
@@ -215,14 +215,6 @@ def _wants_tui(args) -> bool:
     except ModuleNotFoundError:
         return False
     return True
-
-
-def _write_private(path: Path, text: str) -> None:
-    """Report files may name paths and tools: create them 0600, never widen an existing file."""
-    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
-        handle.write(text)
-    os.chmod(path, 0o600)
 
 
 def _exit_code(report: MemoryReport, args, fail_on: set[str]) -> int:

@@ -42,6 +42,9 @@ def register(subparsers) -> None:
     out.add_argument("--json", dest="format", action="store_const", const="json", help="same as --format json")
     out.add_argument("--output", "-o", type=Path, metavar="FILE", help="write the report to FILE (mode 0600)")
     out.add_argument("--top", type=_positive_int, default=10, metavar="N", help="rows per ranking (10)")
+    out.add_argument("--compare", metavar="FIELD=A,B",
+                     help="what changed between two groups, e.g. agent_version=0.24.3,0.24.4 "
+                          "(agent, agent_version, format, source, project_hash)")
     out.add_argument("--query", metavar="SQL", help="run one read-only SQL query on the database and print its rows")
     out.add_argument("--parquet", type=Path, metavar="DIR", help="export the sessions and results tables as Parquet")
     parser.set_defaults(handler=run_scan)
@@ -63,13 +66,14 @@ def run_scan(args) -> int:
     if args.engine == "dask" and not args.scheduler:
         return _fail("--engine dask needs --scheduler ADDR (e.g. tcp://127.0.0.1:8786)")
     try:
-        from doctor.triage import inputs, runner
+        from doctor.triage import compare, inputs, runner
         from doctor.triage.store import Store, StoreError
     except ModuleNotFoundError as exc:
         return _fail(f"{EXTRA_HINT} ({exc.name} is missing)")
     try:
+        args.compare = compare.parse(args.compare) if args.compare else None
         files = inputs.expand(args.paths, args.scan_all)
-    except inputs.InputError as exc:
+    except (inputs.InputError, compare.CompareError) as exc:
         return _fail(str(exc))
     db_path = args.db or default_db()
     scanning = bool(files) or args.scan_all
@@ -106,12 +110,12 @@ def _answer(store, args, summary) -> int:
         except answers.QueryError as exc:
             return _fail(f"--query: {exc}")
     else:
-        text = answers.render(answers.collect(store, summary, top=args.top), args.format)
+        text = answers.render(answers.collect(store, summary, top=args.top, compare=args.compare), args.format)
     if args.output:
-        from doctor.commands.memory import _write_private
+        from doctor.commands.output import write_private
 
         try:
-            _write_private(args.output, text)
+            write_private(args.output, text)
         except OSError as exc:
             return _fail(f"{args.output}: {exc.strerror or exc}")
     else:

@@ -119,7 +119,7 @@ def totals(db) -> dict:
     return row
 
 
-def collect(store, summary=None, *, top: int = 10) -> dict:
+def collect(store, summary=None, *, top: int = 10, compare: tuple[str, str, str] | None = None) -> dict:
     db = store.db
     data = {
         "schemaVersion": SCHEMA_VERSION,
@@ -136,6 +136,10 @@ def collect(store, summary=None, *, top: int = 10) -> dict:
         "rawVsInjected": raw_vs_injected(db, top),
         "sessionsAtRisk": sessions_at_risk(db, top),
     }
+    if compare is not None:
+        from doctor.triage.compare import compare as compare_sides
+
+        data["compare"] = compare_sides(db, *compare, top)
     return data
 
 

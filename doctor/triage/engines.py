@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import signal
 from collections.abc import Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor, as_completed
 
@@ -33,13 +34,19 @@ def run_local(jobs: list[FileJob], workers: int | None = None) -> Iterator[FileO
         return
     context = multiprocessing.get_context("forkserver")
     context.set_forkserver_preload(["doctor.triage.job"])
-    pool = ProcessPoolExecutor(max_workers=min(workers, len(jobs)), mp_context=context)
+    pool = ProcessPoolExecutor(max_workers=min(workers, len(jobs)), mp_context=context, initializer=_ignore_ctrl_c)
     try:
         futures = [pool.submit(scan_file, job) for job in jobs]
         for future in as_completed(futures):
             yield future.result()
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _ignore_ctrl_c() -> None:
+    """Ctrl-C reaches the whole process group; the main process alone decides what it means
+    (stop handing out files, let running ones finish, keep the database consistent)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def run_dask(jobs: Iterable[FileJob], scheduler: str) -> Iterator[FileOutcome]:

@@ -103,8 +103,39 @@ def _risk(data: dict) -> Section:
         ("Session", "Agent", "Version", "Results", "Tokens", "Oversized", "Why"), rows, (3, 4, 5)),))
 
 
+def _compare(data: dict) -> Section | None:
+    compared = data.get("compare")
+    if compared is None:
+        return None
+    a, b = compared["a"], compared["b"]
+
+    def line(label: str, key: str) -> tuple:
+        return (label, figure(a[key]), figure(b[key]))
+
+    summary = _table((inert_line(compared["field"]), _name(a["value"]), _name(b["value"])), (
+        line("Sessions", "sessions"), line("Tool results", "results"), line("Oversized", "oversized"),
+        line("Oversized per 1,000", "per_1000"), line("Injected chars p50", "chars_p50"),
+        line("Injected chars p90", "chars_p90"), line("Injected chars p99", "chars_p99"),
+        line("Injected chars max", "chars_max"), line("Tokens per session", "tokens_per_session"),
+        *((f"Layer: {layer}", f"{a['layer_percent'].get(layer, 0):.2f}%", f"{b['layer_percent'].get(layer, 0):.2f}%")
+          for layer in sorted(set(a["layer_percent"]) | set(b["layer_percent"]))),
+    ), (1, 2))
+
+    def cell(side: dict | None, key: str) -> str:
+        return "—" if side is None else figure(side[key])
+
+    tools = _table(("Tool", f"Results {_name(a['value'])}", f"Results {_name(b['value'])}", "Per 1,000 A",
+                    "Per 1,000 B", "p90 A", "p90 B", "What changed"),
+                   ((_name(t["tool"]), cell(t["a"], "results"), cell(t["b"], "results"), cell(t["a"], "per_1000"),
+                     cell(t["b"], "per_1000"), cell(t["a"], "chars_p90"), cell(t["b"], "chars_p90"), t["change"])
+                    for t in compared["tools"]), (1, 2, 3, 4, 5, 6))
+    return Section(f"Compare {inert_line(compared['field'])}: {_name(a['value'])} vs {_name(b['value'])}",
+                   (summary, Paragraph("Per tool, the largest changes first (A is the first value):"), tools))
+
+
 def sections(data: dict) -> list[Section]:
-    built = [_scan(data), _skipped(data), _tools(data), _oversized(data), _layers(data), _raw(data), _risk(data)]
+    built = [_scan(data), _compare(data), _skipped(data), _tools(data), _oversized(data), _layers(data), _raw(data),
+             _risk(data)]
     return [section for section in built if section is not None]
 
 
