@@ -115,3 +115,41 @@ async def test_clean_input_shows_no_input_problems():
         screen = await loaded(pilot)
         assert text_of(screen.query_one("#alarm", Static)).strip() == "OK  no tool result above its budget"
         assert not screen.query_one("#input-problems", Static).display
+
+
+@run_async
+async def test_q_quits_from_the_pager_and_escape_goes_back():
+    """README: `q` quits. In the pager too (escape goes back), and the pager's footer shows it."""
+    from doctor.tui.screens.pager import PagerScreen
+    from doctor.tui.screens.help import active_keys
+
+    app = app_for("batch-budget")
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await loaded(pilot)
+        await pilot.press("b", "enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, PagerScreen))
+        assert ("q", "Quit", "app.quit") in active_keys(app.screen)
+        footer_keys = [binding.key for (_, binding, enabled, _) in app.screen.active_bindings.values() if binding.show]
+        assert "q" in footer_keys
+        await pilot.press("escape")
+        assert not isinstance(app.screen, PagerScreen)
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, PagerScreen))
+        await pilot.press("q")
+        await pilot.pause()
+        assert not app.is_running  # quit, not back to the detail screen
+        del screen
+
+
+@run_async
+async def test_q_typed_into_the_results_filter_is_text():
+    app = app_for("oversized-alarm")
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await loaded(pilot)
+        from textual.widgets import Input
+
+        await pilot.press("slash")
+        await pilot.pause()
+        assert screen.focused is screen.query_one("#results-filter", Input)
+        await pilot.press("q")
+        assert screen.query_one("#results-filter", Input).value == "q" and app.is_running

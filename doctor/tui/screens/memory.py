@@ -217,7 +217,10 @@ class MemoryScreen(Screen):
 
     @on(TabbedContent.TabActivated)
     def _tab_activated(self, event: TabbedContent.TabActivated) -> None:
-        self._focus_tab(event.pane.id)
+        """A tab shown by click or the tab bar takes the keys; focus already in it (`/`'s filter) stays."""
+        focused = self.focused
+        if focused is None or event.pane not in focused.ancestors_with_self:
+            self._focus_tab(event.pane.id)
 
     def action_tab(self, tab: str) -> None:
         self.query_one("#tabs", TabbedContent).active = tab
