@@ -153,3 +153,23 @@ async def test_q_typed_into_the_results_filter_is_text():
         assert screen.focused is screen.query_one("#results-filter", Input)
         await pilot.press("q")
         assert screen.query_one("#results-filter", Input).value == "q" and app.is_running
+
+
+@pytest.mark.parametrize("tab, table_type", [("2", "ToolsTable"), ("3", "ResultsTable")])
+@run_async
+async def test_end_and_home_go_to_the_last_and_first_row(tab, table_type):
+    """End in the Tools and Results tables goes to the last row (it scrolled to the rightmost column)."""
+    from doctor.tui.widgets import tables
+
+    app = app_for("oversized-alarm")
+    async with app.run_test(size=(60, 16)) as pilot:  # narrow and short: both scrolls are possible
+        screen = await loaded(pilot)
+        await pilot.press(tab)
+        table = screen.query_one(getattr(tables, table_type))
+        assert table.row_count > 1
+        await pilot.press("end")
+        await pilot.pause()
+        assert table.cursor_row == table.row_count - 1 and table.scroll_x == 0
+        await pilot.press("home")
+        await pilot.pause()
+        assert table.cursor_row == 0 and table.scroll_y == 0

@@ -24,6 +24,9 @@ class PatchedTable(DataTable):
     BINDINGS = [
         Binding("s", "cycle_sort", "Sort", id="table.sort"),
         Binding("r", "reverse_sort", "Reverse", id="table.reverse"),
+        # DataTable's home/end scroll sideways; in a list of rows they mean the first and last row.
+        Binding("home", "first_row", "First row", id="table.first", show=False),
+        Binding("end", "last_row", "Last row", id="table.last", show=False),
     ]
 
     REBUILD_ABOVE = 64  # rows added or removed beyond which the table is rebuilt in bulk
@@ -129,6 +132,14 @@ class PatchedTable(DataTable):
 
     def action_reverse_sort(self) -> None:
         self.sort_by(self.sort_column or self.COLUMNS[0][0])
+
+    def action_first_row(self) -> None:
+        if self.row_count:
+            self.move_cursor(row=0, column=0, animate=False)
+
+    def action_last_row(self) -> None:
+        if self.row_count:
+            self.move_cursor(row=self.row_count - 1, column=0, animate=False)
 
     def on_data_table_header_selected(self, event: DataTable.HeaderSelected) -> None:
         event.stop()
