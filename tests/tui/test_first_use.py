@@ -173,3 +173,46 @@ async def test_end_and_home_go_to_the_last_and_first_row(tab, table_type):
         await pilot.press("home")
         await pilot.pause()
         assert table.cursor_row == 0 and table.scroll_y == 0
+
+
+def header(table, key: str) -> str:
+    return next(column.label.plain for column in table.ordered_columns if column.key.value == key)
+
+
+@run_async
+async def test_sorted_column_shows_its_direction():
+    """s / r reorder the table; the sorted column's header says so, even when all values are equal."""
+    from doctor.tui.widgets.tables import ToolsTable
+
+    app = app_for("oversized-alarm")
+    async with app.run_test(size=(120, 30)) as pilot:
+        screen = await loaded(pilot)
+        await pilot.press("2")
+        tools = screen.query_one(ToolsTable)
+        assert header(tools, "chars") == "chars ↓" and header(tools, "tool") == "tool"
+        await pilot.press("r")
+        assert header(tools, "chars") == "chars ↑"
+        await pilot.press("s")  # the next column
+        assert header(tools, "tokens") == "tokens ↓" and header(tools, "chars") == "chars"
+        while tools.sort_column != "count":  # every tool has one result: only the header shows the sort
+            await pilot.press("s")
+        assert header(tools, "count") == "results ↓"
+        await pilot.pause()
+        assert "results ↓" in tools.render_line(0).text  # drawn, not only set
+
+
+@run_async
+async def test_oversized_only_with_no_match_says_so():
+    from doctor.tui.widgets.tables import ResultsTable
+
+    app = app_for("batch-budget")  # nothing oversized
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await loaded(pilot)
+        await pilot.press("3")
+        status = screen.query_one("#results-status", Static)
+        assert text_of(status).strip() == "8 of 8 results"
+        await pilot.press("o")
+        assert screen.query_one(ResultsTable).row_count == 0
+        assert text_of(status).strip() == "No result matches oversized only (8 in all): o shows all sizes"
+        await pilot.press("o", "slash", *"zzz")
+        assert "No result matches “zzz” (8 in all): clear the filter (/)" in text_of(status)
