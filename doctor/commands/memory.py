@@ -79,9 +79,13 @@ def register(subparsers) -> None:
 
 
 def _positive_int(text: str) -> int:
-    value = int(text)
+    """1 or more: `--top 0` would list nothing, so every value below 1 is refused alike."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
     if value <= 0:
-        raise argparse.ArgumentTypeError("must be a positive integer")
+        raise argparse.ArgumentTypeError(f"must be a positive integer, not {text!r}")
     return value
 
 

@@ -24,7 +24,7 @@ def _previews(report: MemoryReport, session) -> dict:
 
     if report.retention is None:
         return {}
-    return collect_previews(session, report.retention.largest(report.top))
+    return collect_previews(session, report.retention.largest(report.top), path_style=report.path_style)
 
 
 def render(report: MemoryReport, fmt: str = "text", *, include_previews: bool = False, session=None) -> str:

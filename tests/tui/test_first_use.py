@@ -115,3 +115,104 @@ async def test_clean_input_shows_no_input_problems():
         screen = await loaded(pilot)
         assert text_of(screen.query_one("#alarm", Static)).strip() == "OK  no tool result above its budget"
         assert not screen.query_one("#input-problems", Static).display
+
+
+@run_async
+async def test_q_quits_from_the_pager_and_escape_goes_back():
+    """README: `q` quits. In the pager too (escape goes back), and the pager's footer shows it."""
+    from doctor.tui.screens.pager import PagerScreen
+    from doctor.tui.screens.help import active_keys
+
+    app = app_for("batch-budget")
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await loaded(pilot)
+        await pilot.press("b", "enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, PagerScreen))
+        assert ("q", "Quit", "app.quit") in active_keys(app.screen)
+        footer_keys = [binding.key for (_, binding, enabled, _) in app.screen.active_bindings.values() if binding.show]
+        assert "q" in footer_keys
+        await pilot.press("escape")
+        assert not isinstance(app.screen, PagerScreen)
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, PagerScreen))
+        await pilot.press("q")
+        await pilot.pause()
+        assert not app.is_running  # quit, not back to the detail screen
+        del screen
+
+
+@run_async
+async def test_q_typed_into_the_results_filter_is_text():
+    app = app_for("oversized-alarm")
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await loaded(pilot)
+        from textual.widgets import Input
+
+        await pilot.press("slash")
+        await pilot.pause()
+        assert screen.focused is screen.query_one("#results-filter", Input)
+        await pilot.press("q")
+        assert screen.query_one("#results-filter", Input).value == "q" and app.is_running
+
+
+@pytest.mark.parametrize("tab, table_type", [("2", "ToolsTable"), ("3", "ResultsTable")])
+@run_async
+async def test_end_and_home_go_to_the_last_and_first_row(tab, table_type):
+    """End in the Tools and Results tables goes to the last row (it scrolled to the rightmost column)."""
+    from doctor.tui.widgets import tables
+
+    app = app_for("oversized-alarm")
+    async with app.run_test(size=(60, 16)) as pilot:  # narrow and short: both scrolls are possible
+        screen = await loaded(pilot)
+        await pilot.press(tab)
+        table = screen.query_one(getattr(tables, table_type))
+        assert table.row_count > 1
+        await pilot.press("end")
+        await pilot.pause()
+        assert table.cursor_row == table.row_count - 1 and table.scroll_x == 0
+        await pilot.press("home")
+        await pilot.pause()
+        assert table.cursor_row == 0 and table.scroll_y == 0
+
+
+def header(table, key: str) -> str:
+    return next(column.label.plain for column in table.ordered_columns if column.key.value == key)
+
+
+@run_async
+async def test_sorted_column_shows_its_direction():
+    """s / r reorder the table; the sorted column's header says so, even when all values are equal."""
+    from doctor.tui.widgets.tables import ToolsTable
+
+    app = app_for("oversized-alarm")
+    async with app.run_test(size=(120, 30)) as pilot:
+        screen = await loaded(pilot)
+        await pilot.press("2")
+        tools = screen.query_one(ToolsTable)
+        assert header(tools, "chars") == "chars ↓" and header(tools, "tool") == "tool"
+        await pilot.press("r")
+        assert header(tools, "chars") == "chars ↑"
+        await pilot.press("s")  # the next column
+        assert header(tools, "tokens") == "tokens ↓" and header(tools, "chars") == "chars"
+        while tools.sort_column != "count":  # every tool has one result: only the header shows the sort
+            await pilot.press("s")
+        assert header(tools, "count") == "results ↓"
+        await pilot.pause()
+        assert "results ↓" in tools.render_line(0).text  # drawn, not only set
+
+
+@run_async
+async def test_oversized_only_with_no_match_says_so():
+    from doctor.tui.widgets.tables import ResultsTable
+
+    app = app_for("batch-budget")  # nothing oversized
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await loaded(pilot)
+        await pilot.press("3")
+        status = screen.query_one("#results-status", Static)
+        assert text_of(status).strip() == "8 of 8 results"
+        await pilot.press("o")
+        assert screen.query_one(ResultsTable).row_count == 0
+        assert text_of(status).strip() == "No result matches oversized only (8 in all): o shows all sizes"
+        await pilot.press("o", "slash", *"zzz")
+        assert "No result matches “zzz” (8 in all): clear the filter (/)" in text_of(status)

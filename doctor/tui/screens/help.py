@@ -18,6 +18,7 @@ Results (3)   every tool result; enter opens one; / filters; o oversized only.
 Detail        a result's budget, the layer that bounded it, its spill file; enter pages it.
 Pager         / search, n / N next / previous, g go to line, f follow, end bottom;
               ←/→ page along a long line of any length, g 1:5000 goes to a char.
+q quits from any screen; escape goes back.
 
 Keys can be remapped by binding id: DOCTOR_KEYMAP="pager.search=ctrl+f,memory.biggest=B"
 or a JSON object {id: keys} in ~/.config/doctor/keymap.json. ctrl+p lists every action."""
@@ -38,14 +39,15 @@ def described_bindings(screen):
 
     What the help screen lists and the command palette offers.
     """
-    seen = set()
+    chosen: dict[tuple, tuple] = {}
     for active in screen.active_bindings.values():
         binding = active.binding
         marker = (binding.action, active.node)
-        if marker in seen or not binding.description:
+        if not binding.description:
             continue
-        seen.add(marker)
-        yield binding, active.node
+        if marker not in chosen or (binding.id and not chosen[marker][0].id):
+            chosen[marker] = (binding, active.node)  # doctor's own binding (`q`) over Textual's (`ctrl+q`)
+    yield from chosen.values()
 
 
 def active_keys(screen) -> list[tuple[str, str, str]]:
@@ -55,7 +57,7 @@ def active_keys(screen) -> list[tuple[str, str, str]]:
 
 
 class HelpScreen(ModalScreen[None]):
-    BINDINGS = [Binding("escape,q,question_mark,f1", "app.pop_screen", "Close", id="help.close")]
+    BINDINGS = [Binding("escape,question_mark,f1", "app.pop_screen", "Close", id="help.close")]
 
     def __init__(self, rows: list[tuple[str, str, str]]) -> None:
         super().__init__()

@@ -9,6 +9,7 @@ from __future__ import annotations
 import gc
 import time
 
+from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -93,6 +94,7 @@ class MemoryScreen(Screen):
                 with Horizontal(id="results-filters"):
                     yield Input(placeholder="filter: tool name or text (/)", id="results-filter")
                     yield Checkbox("oversized only (o)", id="oversized-only")
+                yield Static(id="results-status")
                 yield ResultsTable(id="results-table")
             with TabPane("Process", id="process"):
                 yield ProcessPane(id="process-pane")
@@ -199,7 +201,8 @@ class MemoryScreen(Screen):
                                and (not text or text in key.tool or text == key.ordinal or text in key.sentinel))
         table = self.query_one(ResultsTable)
         table.show_rows(rows)
-        table.border_title = f"{len(rows)} of {view.result_count} results"
+        self.query_one("#results-status", Static).update(results_status(len(rows), view.result_count, text,
+                                                                         oversized_only))
 
     # -- filters and navigation ----------------------------------------------------
 
@@ -217,7 +220,10 @@ class MemoryScreen(Screen):
 
     @on(TabbedContent.TabActivated)
     def _tab_activated(self, event: TabbedContent.TabActivated) -> None:
-        self._focus_tab(event.pane.id)
+        """A tab shown by click or the tab bar takes the keys; focus already in it (`/`'s filter) stays."""
+        focused = self.focused
+        if focused is None or event.pane not in focused.ancestors_with_self:
+            self._focus_tab(event.pane.id)
 
     def action_tab(self, tab: str) -> None:
         self.query_one("#tabs", TabbedContent).active = tab
@@ -279,3 +285,18 @@ class MemoryScreen(Screen):
     @on(ToolsTable.RowSelected, "#tools-table")
     def _tool_selected(self, event: ToolsTable.RowSelected) -> None:
         self.filter_tool(event.row_key.value)
+
+
+def results_status(shown: int, total: int, text: str, oversized_only: bool) -> Text:
+    """The line above the Results table: how many rows the filters left, and what to do when none."""
+    if total == 0:
+        return Text("No tool results in this history.", style="dim")
+    filters = [name for name, on in (("oversized only", oversized_only), (f"“{text}”", bool(text))) if on]
+    if shown == 0:
+        undo = " · ".join(hint for hint, on in (("o shows all sizes", oversized_only),
+                                                 ("clear the filter (/)", bool(text))) if on)
+        return Text(f"No result matches {' and '.join(filters)} ({total} in all): {undo}", style="bold yellow")
+    line = Text(f"{shown} of {total} results")
+    if filters:
+        line.append(f" · {', '.join(filters)}", style="dim")
+    return line

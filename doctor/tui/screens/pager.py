@@ -33,7 +33,7 @@ _GOTO = re.compile(r"^\s*([\d,]*)\s*(?::\s*([\d,]+))?\s*$")
 
 class PagerScreen(Screen):
     BINDINGS = [
-        Binding("escape,q", "close", "Back", id="pager.back"),
+        Binding("escape", "close", "Back", id="pager.back"),  # q quits, as everywhere (the app's binding)
         Binding("slash", "search", "Search", id="pager.search"),
         Binding("n", "search_next", "Next", id="pager.next"),
         Binding("N", "search_previous", "Prev", id="pager.previous"),
