@@ -47,6 +47,13 @@ def register(subparsers) -> None:
                           "(agent, agent_version, format, source, project_hash)")
     out.add_argument("--query", metavar="SQL", help="run one read-only SQL query on the database and print its rows")
     out.add_argument("--parquet", type=Path, metavar="DIR", help="export the sessions and results tables as Parquet")
+    metrics = parser.add_argument_group("metrics")
+    metrics.add_argument("--openmetrics", type=Path, metavar="FILE",
+                         help="write the per-tool histograms in the Prometheus text format (textfile collector)")
+    metrics.add_argument("--otlp", metavar="URL",
+                         help="export them as OpenTelemetry metrics over OTLP/HTTP (e.g. http://127.0.0.1:4318)")
+    metrics.add_argument("--max-tools", type=_positive_int, default=50, metavar="N",
+                         help="tools named in metrics; the rest are tool=\"other\" (50)")
     parser.set_defaults(handler=run_scan)
 
 
@@ -104,6 +111,9 @@ def _answer(store, args, summary) -> int:
             answers.export_parquet(store, args.parquet)
         except OSError as exc:
             return _fail(f"{args.parquet}: {exc.strerror or exc}")
+    code = _metrics(store, args)
+    if code:
+        return code
     if args.query:
         try:
             text = answers.query_text(store, args.query, args.format)
@@ -121,3 +131,22 @@ def _answer(store, args, summary) -> int:
     else:
         sys.stdout.write(text)
     return exitcodes.PARTIAL_INPUT if summary and summary.counts["skipped"] else exitcodes.OK
+
+
+def _metrics(store, args) -> int:
+    if not (args.openmetrics or args.otlp):
+        return exitcodes.OK
+    from doctor.triage import metrics
+
+    aggregate = metrics.aggregate(store, args.max_tools)
+    if args.openmetrics:
+        try:
+            metrics.write_textfile(args.openmetrics, metrics.prometheus_text(aggregate))
+        except OSError as exc:
+            return _fail(f"{args.openmetrics}: {exc.strerror or exc}")
+    if args.otlp:
+        try:
+            metrics.export_otlp(aggregate, args.otlp)
+        except metrics.ExportError as exc:
+            return _fail(str(exc))
+    return exitcodes.OK
