@@ -73,7 +73,7 @@ def run_scan(args) -> int:
     if args.engine == "dask" and not args.scheduler:
         return _fail("--engine dask needs --scheduler ADDR (e.g. tcp://127.0.0.1:8786)")
     try:
-        from doctor.triage import compare, inputs, runner
+        from doctor.triage import compare, engines, inputs, runner
         from doctor.triage.store import Store, StoreError
     except ModuleNotFoundError as exc:
         return _fail(f"{EXTRA_HINT} ({exc.name} is missing)")
@@ -95,6 +95,8 @@ def run_scan(args) -> int:
                                          scheduler=args.scheduler)
             try:
                 summary = runner.scan(store, request)
+            except engines.EngineError as exc:
+                return _fail(str(exc))
             except KeyboardInterrupt:
                 print("doctor scan: interrupted; every file written so far is complete", file=sys.stderr)
                 return exitcodes.INTERRUPTED

@@ -18,6 +18,11 @@ from doctor.triage.job import scan_file
 from doctor.triage.rows import FileJob, FileOutcome
 
 ENGINES = ("local", "dask")
+CONNECT_SECONDS = 10
+
+
+class EngineError(Exception):
+    """The engine cannot run the jobs (a Dask scheduler that does not answer)."""
 
 
 def default_workers() -> int:
@@ -53,9 +58,13 @@ def run_dask(jobs: Iterable[FileJob], scheduler: str) -> Iterator[FileOutcome]:
     """The same job on a Dask cluster (`dask.distributed`); workers must see the files at the same paths."""
     from distributed import Client, as_completed as dask_completed
 
-    with Client(scheduler, set_as_default=False) as client:
-        futures = client.map(scan_file, list(jobs), pure=False)
-        for future in dask_completed(futures):
+    try:
+        client = Client(scheduler, timeout=CONNECT_SECONDS)
+    except (OSError, TimeoutError) as exc:
+        raise EngineError(f"--scheduler {scheduler}: cannot reach the Dask scheduler ({exc})") from None
+    with client:
+        pending = dask_completed(client.map(scan_file, list(jobs), pure=False))
+        for future in pending:
             outcome = future.result()
-            future.release()
+            future.release()  # the cluster forgets the outcome once the database has it
             yield outcome
