@@ -94,10 +94,12 @@ def _offender(report: MemoryReport) -> Text:
     if analysis is None or not analysis.results:
         return Text("No tool results in this history.")
     top = analysis.largest(1)[0]
+    # One style for the whole line and a visible separator: the gap after the tool name was a
+    # separate run's leading space, lost by readers that trim runs ("run_shell_command90,200").
     text = Text("Biggest result  ", style="bold")
     text.append(f"#{top.ordinal} ")
-    text.append(fmt.plain(top.tool or "(no name)", "bold"))
-    text.append(f"  {fmt.num(top.chars)} chars, turn {top.turn}")
+    text.append(fmt.plain(top.tool or "(no name)"))
+    text.append(f" · {fmt.num(top.chars)} chars, turn {top.turn}")
     if top.sentinel != "none":
         text.append(f", bounded by {top.sentinel}")
     text.append("\n")

@@ -216,3 +216,36 @@ async def test_oversized_only_with_no_match_says_so():
         assert text_of(status).strip() == "No result matches oversized only (8 in all): o shows all sizes"
         await pilot.press("o", "slash", *"zzz")
         assert "No result matches “zzz” (8 in all): clear the filter (/)" in text_of(status)
+
+
+def svg_runs_text(svg: str) -> list[str]:
+    """Each screen line of an SVG screenshot as a reader gets it who joins the text runs, trimmed.
+
+    How the Overview banner read `run_shell_command90,200 chars` (issue 10): the gap after the
+    tool name was the leading whitespace of a separate run.
+    """
+    import html as html_module
+    import re
+    from collections import defaultdict
+
+    lines = defaultdict(list)
+    for match in re.finditer(r'<text[^>]*clip-path="url\(#[\w-]+-line-(\d+)\)"[^>]*>(.*?)</text>', svg, re.S):
+        lines[int(match.group(1))].append(html_module.unescape(match.group(2)).replace("\xa0", " ").strip())
+    return ["".join(runs) for _, runs in sorted(lines.items())]
+
+
+@run_async
+async def test_tool_name_and_figures_are_separated_in_banner_and_detail_header():
+    app = app_for("oversized-alarm")
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await loaded(pilot)
+        assert "#0 run_shell_command · 90,200 chars, turn 2" in text_of(screen.query_one("#offender"))
+        overview = "\n".join(svg_runs_text(app.export_screenshot()))
+        assert "run_shell_command90,200" not in overview
+        assert "run_shell_command·90,200chars" in overview.replace(" ", "")
+        await pilot.press("b")
+        await pilot.pause()
+        assert text_of(app.screen.query_one("#title")).startswith("Result #0 · run_shell_command · turn 2")
+        detail = "\n".join(svg_runs_text(app.export_screenshot()))
+        assert "run_shell_commandturn" not in detail
+        assert "Result#0·run_shell_command·turn2" in detail.replace(" ", "")

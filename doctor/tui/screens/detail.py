@@ -36,9 +36,9 @@ class ResultDetailScreen(Screen):
 
     def compose(self) -> ComposeResult:
         result = self.result
-        title = Text(f"Result #{result.ordinal}  ", style="bold")
-        title.append(fmt.plain(result.tool or "(no name)", "bold"))
-        title.append(f"  turn {result.turn}")
+        title = Text(f"Result #{result.ordinal} · ", style="bold")  # visible separators, one run (see _offender)
+        title.append(fmt.plain(result.tool or "(no name)"))
+        title.append(f" · turn {result.turn}")
         title.no_wrap = True
         title.overflow = "ellipsis"
         if result.oversized:
