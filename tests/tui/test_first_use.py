@@ -249,3 +249,28 @@ async def test_tool_name_and_figures_are_separated_in_banner_and_detail_header()
         detail = "\n".join(svg_runs_text(app.export_screenshot()))
         assert "run_shell_commandturn" not in detail
         assert "Result#0·run_shell_command·turn2" in detail.replace(" ", "")
+
+
+@run_async
+async def test_pager_more_marker_shows_beside_a_vertical_scrollbar(tmp_path):
+    """A line wider than the screen ends in "›" also when the file is long enough for a scrollbar."""
+    from textual.app import App
+
+    from doctor.tui.screens.pager import PagerScreen
+    from doctor.tui.widgets.pager_view import PagerView
+
+    path = tmp_path / "long.txt"
+    path.write_text("w" * 500 + "\n" + "".join(f"line {n}\n" for n in range(200)))
+
+    class Host(App):
+        def on_mount(self):
+            self.push_screen(PagerScreen(str(path)))
+
+    async with Host().run_test(size=(80, 24)) as pilot:
+        pager = pilot.app.screen
+        view = pager.query_one(PagerView)
+        await wait_for(pilot, lambda: not pager.indexing and view.line_text(0) is not None)
+        await pilot.pause()
+        assert view.show_vertical_scrollbar
+        first = next(line for line in svg_runs_text(pilot.app.export_screenshot()) if "www" in line)
+        assert first.endswith("w›"), first
