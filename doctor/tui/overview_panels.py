@@ -31,7 +31,7 @@ class OverviewView:
 
     alarm: Text
     alarm_class: str
-    issues: Text | None
+    issues: object | None
     offender: object
     qwen: object
     turns: object
@@ -60,19 +60,20 @@ def overview_view(report: MemoryReport) -> OverviewView:
                      f"{'was' if skipped == 1 else 'were'} skipped: the figures cover the rest (Input problems below).")
         if alarm_class == "alarm-off":
             alarm_class = "alarm-partial"
+    issues = _issues(report)
     qwen = Text(format_tool_result_retention(analysis.stats)) if analysis else Text("–")
     if analysis is not None:
         qwen.append(f"\n  ≈ {fmt.num(analysis.stats.total_tokens)} tokens (chars / 4)", style="dim")
     return OverviewView(
         alarm=alarm,
         alarm_class=alarm_class,
-        issues=_issues(report),
+        issues=None if issues is None else fmt.indented(issues),
         offender=_offender(report),
-        qwen=qwen,
+        qwen=fmt.indented(qwen),
         turns=_turns(report),
-        channels=_channels(report),
-        spill=_spill(report),
-        process=_process_line(report.process) if report.process is not None else None,
+        channels=fmt.indented(_channels(report)),
+        spill=fmt.indented(_spill(report)),
+        process=fmt.indented(_process_line(report.process)) if report.process is not None else None,
     )
 
 
