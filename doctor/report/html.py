@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from html import escape
 
+from doctor.report.charts import Chart, svg
 from doctor.report.model import MemoryReport
 from doctor.report.sections import (
     QWEN_SECTION_TITLE,
@@ -33,6 +34,7 @@ th { background: #f6f8fa; } td.number, th.number { text-align: right; font-varia
 pre { background: #f6f8fa; padding: .7rem; overflow-x: auto; white-space: pre-wrap; word-break: break-all; }
 code { background: #f6f8fa; padding: 0 .2rem; }
 .caption { font-weight: 600; margin-bottom: .2rem; }
+figure { margin: .6rem 0; display: inline-block; }
 """
 
 
@@ -74,6 +76,8 @@ def _section(section: Section) -> str:
     for block in section.blocks:
         if isinstance(block, Table):
             parts.append(_table(block))
+        elif isinstance(block, Chart):
+            parts.append(f'<figure>{svg(block)}</figure>')
         elif isinstance(block, Verbatim):
             parts.append(_verbatim(block))
         else:

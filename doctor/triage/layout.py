@@ -6,6 +6,7 @@ figures as `--json`. Names from sessions (tools, versions, paths) are made inert
 
 from __future__ import annotations
 
+from doctor.report.charts import Chart
 from doctor.report.figures import figure
 from doctor.report.inert import inert_line
 from doctor.report.sections import Paragraph, Section, Table
@@ -61,16 +62,26 @@ def _skipped(data: dict) -> Section | None:
 def _tools(data: dict) -> Section:
     rows = ((_name(t["tool"]), t["tool_type"], t["results"], t["chars"], t["chars_p50"], t["chars_p90"],
              t["chars_p99"], t["chars_max"], t["tokens"], t["tokens_p90"], t["oversized"]) for t in data["tools"])
+    charts = tuple(
+        Chart(f"{_name(h['tool'])}: results by injected size", tuple(b["from"] for b in h["bins"]),
+              tuple(b["results"] for b in h["bins"]), "injected chars (log scale, half-decade bins)", "results",
+              slug=f"histogram-{index}")
+        for index, h in enumerate(data["charts"]["histograms"]))
     return Section("Tools by injected context", (_table(
         ("Tool", "Type", "Results", "Chars", "p50", "p90", "p99", "Max", "Tokens", "Tokens p90", "Oversized"),
-        rows, tuple(range(2, 11))),))
+        rows, tuple(range(2, 11))), *charts))
 
 
 def _oversized(data: dict) -> Section:
     rows = ((_name(r["tool"]), _name(r["agent"]), _name(r["agent_version"]), r["results"], r["oversized"],
              f"{r['per_1000']:.1f}") for r in data["oversizedByVersion"])
+    versions = data["charts"]["oversizedRateByVersion"]
+    chart = Chart("Oversized per 1,000 results, by agent version",
+                  tuple(f"{_name(v['agent'])} {v['agent_version']}".strip() for v in versions),
+                  tuple(v["per_1000"] for v in versions), "agent and version", "oversized per 1,000",
+                  slug="oversized-by-version")
     return Section("Oversized per 1,000 results, by tool and agent version", (_table(
-        ("Tool", "Agent", "Version", "Results", "Oversized", "Per 1,000"), rows, (3, 4, 5)),))
+        ("Tool", "Agent", "Version", "Results", "Oversized", "Per 1,000"), rows, (3, 4, 5)), chart))
 
 
 def _layers(data: dict) -> Section:
@@ -94,6 +105,17 @@ def _raw(data: dict) -> Section:
         _table(("Tool", "Results", "Raw chars", "Injected chars", "Injected/raw", "Bounded, sized", "Declared chars"),
                rows, (1, 2, 3, 4, 5, 6)),
     ))
+
+
+def _growth(data: dict) -> Section | None:
+    turns = data["charts"]["growthPerTurn"]
+    if not turns:
+        return None
+    chart = Chart("Injected chars added per turn (mean per session)", tuple(str(t["turn"]) for t in turns),
+                  tuple(t["chars_per_session"] for t in turns), "user turn", "chars", slug="growth-per-turn")
+    return Section("Growth per turn", (
+        chart, _table(("Turn", "Sessions", "Chars per session"),
+                      ((str(t["turn"]), t["sessions"], t["chars_per_session"]) for t in turns), (1, 2))))
 
 
 def _risk(data: dict) -> Section:
@@ -135,7 +157,7 @@ def _compare(data: dict) -> Section | None:
 
 def sections(data: dict) -> list[Section]:
     built = [_scan(data), _compare(data), _skipped(data), _tools(data), _oversized(data), _layers(data), _raw(data),
-             _risk(data)]
+             _growth(data), _risk(data)]
     return [section for section in built if section is not None]
 
 
