@@ -8,11 +8,11 @@ database as it is. Needs the `[triage]` extra; this module imports it only when 
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
 from doctor import exitcodes
+from doctor.commands.arguments import positive_int
 from doctor.report.model import PATH_STYLES
 
 FORMATS = ("text", "json", "markdown", "html")
@@ -34,14 +34,14 @@ def register(subparsers) -> None:
     parser.add_argument("--db", type=Path, metavar="FILE", help=f"triage database (default: {default_db()})")
     parser.add_argument("--paths", dest="path_style", choices=PATH_STYLES, default="short", help="how the database stores paths (short)")
     run = parser.add_argument_group("running")
-    run.add_argument("--jobs", "-j", type=_positive_int, metavar="N", help="worker processes (default: all cores)")
+    run.add_argument("--jobs", "-j", type=positive_int, metavar="N", help="worker processes (default: all cores)")
     run.add_argument("--engine", choices=("local", "dask"), default="local", help="local process pool or a Dask cluster")
     run.add_argument("--scheduler", metavar="ADDR", help="Dask scheduler address (with --engine dask)")
     out = parser.add_argument_group("answers")
     out.add_argument("--format", choices=FORMATS, default="text", help="report format (text)")
     out.add_argument("--json", dest="format", action="store_const", const="json", help="same as --format json")
     out.add_argument("--output", "-o", type=Path, metavar="FILE", help="write the report to FILE (mode 0600)")
-    out.add_argument("--top", type=_positive_int, default=10, metavar="N", help="rows per ranking (10)")
+    out.add_argument("--top", type=positive_int, default=10, metavar="N", help="rows per ranking (10)")
     out.add_argument("--compare", metavar="FIELD=A,B",
                      help="what changed between two groups, e.g. agent_version=0.24.3,0.24.4 "
                           "(agent, agent_version, format, source, project_hash)")
@@ -55,13 +55,6 @@ def register(subparsers) -> None:
     metrics.add_argument("--max-tools", type=_positive_int, default=50, metavar="N",
                          help="tools named in metrics; the rest are tool=\"other\" (50)")
     parser.set_defaults(handler=run_scan)
-
-
-def _positive_int(text: str) -> int:
-    value = int(text)
-    if value <= 0:
-        raise argparse.ArgumentTypeError("must be a positive integer")
-    return value
 
 
 def _fail(message: str, code: int = exitcodes.USAGE_OR_INPUT) -> int:

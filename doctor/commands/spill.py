@@ -21,6 +21,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from doctor import exitcodes
+from doctor.commands.arguments import non_negative_int, positive_int
 from doctor.core.analysis import analyze_tool_result_retention
 from doctor.core.retention import RetentionUnavailable
 from doctor.report.inert import inert
@@ -51,8 +52,8 @@ def register(subparsers) -> None:
 
     show = commands.add_parser("show", help="print part of a spill file, inert")
     show.add_argument("file", type=Path, metavar="FILE")
-    show.add_argument("--offset", type=_non_negative, default=0, help="first line, zero-based")
-    show.add_argument("--limit", type=_positive, default=DEFAULT_LIMIT, help="lines to print")
+    show.add_argument("--offset", type=non_negative_int, default=0, help="first line, zero-based")
+    show.add_argument("--limit", type=positive_int, default=DEFAULT_LIMIT, help="lines to print")
     show.add_argument("--grep", metavar="RE",
                       help="print only the lines matching RE, with their line numbers (from 1, as grep -n)")
     _add_root_options(show)
@@ -70,20 +71,6 @@ def _add_root_options(parser: argparse.ArgumentParser) -> None:
                         help="where copied spill files are (repeatable)")
     parser.add_argument("--allow-outside", action="store_true",
                         help="open files that resolve outside the agent's spill roots")
-
-
-def _non_negative(text: str) -> int:
-    value = int(text)
-    if value < 0:
-        raise argparse.ArgumentTypeError("must be ≥ 0")
-    return value
-
-
-def _positive(text: str) -> int:
-    value = int(text)
-    if value <= 0:
-        raise argparse.ArgumentTypeError("must be > 0")
-    return value
 
 
 # -- list / verify -------------------------------------------------------------------

@@ -36,11 +36,11 @@ class LiveSpillAudit:
         if analysis is None:
             return None
         stubs = analysis.with_stubs()
-        seen = (analysis.stats.tool_result_count, len(stubs))
+        if not stubs and not self.roots:
+            return None
+        seen = tuple((row.ordinal, row.call_id, row.stub) for row in stubs)
         session = LoadedSession(agent=self.agent, path=None, history=lambda: iter(()))
         if seen != self._seen:
             self._pointers = pointers_for(session, analysis)
             self._seen = seen
-        if not self._pointers and not self.roots:
-            return None
         return audit_spill(session, self._pointers, SpillLocator(None, session_roots=self.roots), cache=self._cache)

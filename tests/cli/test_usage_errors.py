@@ -29,3 +29,15 @@ def test_unknown_option_shows_the_subcommands_usage(capsys, argv, usage):
 def test_top_must_be_a_positive_integer_whatever_the_mistake(capsys, value):
     err = _usage_error(capsys, "memory", "tests/tui/data/batch-budget/session.jsonl", f"--top={value}")
     assert err.splitlines()[-1] == f"doctor memory: error: argument --top: must be a positive integer, not {value!r}"
+
+
+@pytest.mark.parametrize("argv, option, wanted", [
+    (("sessions", "--limit=-1"), "--limit", "must be 0 or more, not '-1'"),
+    (("sessions", "--limit=x"), "--limit", "must be 0 or more, not 'x'"),
+    (("spill", "show", "f.txt", "--offset=-1"), "--offset", "must be 0 or more, not '-1'"),
+    (("spill", "show", "f.txt", "--limit=0"), "--limit", "must be a positive integer, not '0'"),
+    (("scan", "--top=0"), "--top", "must be a positive integer, not '0'"),
+])
+def test_every_count_option_refuses_bad_values_alike(capsys, argv, option, wanted):
+    err = _usage_error(capsys, *argv)
+    assert err.splitlines()[-1].endswith(f"error: argument {option}: {wanted}"), err

@@ -38,6 +38,7 @@ from doctor.tui.widgets.tables import ResultsTable, ToolsTable
 PROGRESS_EVERY = 0.05  # seconds between progress messages from the loader thread
 # The widget that takes the keys of each tab: a tab's keys (Process's p / t / S, the
 # Overview's PageDown / End) work as soon as it is shown, not after Tab moves focus there.
+TABS = Binding.Group("Tabs")
 TAB_FOCUS = {"overview": Overview, "tools": ToolsTable, "results": ResultsTable, "process": ProcessPane}
 
 
@@ -45,10 +46,12 @@ class MemoryScreen(Screen):
     """Overview · Tools · Results · Process for one report provider."""
 
     BINDINGS = [
-        Binding("1", "tab('overview')", "Overview", id="memory.overview"),
-        Binding("2", "tab('tools')", "Tools", id="memory.tools"),
-        Binding("3", "tab('results')", "Results", id="memory.results"),
-        Binding("4", "tab('process')", "Process", id="memory.process", show=False),
+        # One footer entry for the four tab keys ("1 2 3 4 Tabs"; the tab bar names them): at 80
+        # columns four named entries pushed the Process tab's own keys and Quit off the footer.
+        Binding("1", "tab('overview')", "Overview", id="memory.overview", group=TABS),
+        Binding("2", "tab('tools')", "Tools", id="memory.tools", group=TABS),
+        Binding("3", "tab('results')", "Results", id="memory.results", group=TABS),
+        Binding("4", "tab('process')", "Process", id="memory.process", group=TABS),
         Binding("b", "biggest", "Biggest", id="memory.biggest"),
         Binding("o", "toggle_oversized", "Oversized only", id="memory.oversized", show=False),
         Binding("slash", "filter", "Filter", id="memory.filter", show=False),
@@ -86,17 +89,17 @@ class MemoryScreen(Screen):
             yield Label("Reading the session…", id="loading-text")
             yield ProgressBar(id="loading-bar", show_eta=False)
         with TabbedContent(id="tabs", initial="overview"):
-            with TabPane("Overview", id="overview"):
+            with TabPane("1 Overview", id="overview"):
                 yield Overview(id="overview-pane")
-            with TabPane("Tools", id="tools"):
+            with TabPane("2 Tools", id="tools"):
                 yield ToolsTable(id="tools-table")
-            with TabPane("Results", id="results"):
+            with TabPane("3 Results", id="results"):
                 with Horizontal(id="results-filters"):
                     yield Input(placeholder="filter: tool name or text (/)", id="results-filter")
                     yield Checkbox("oversized only (o)", id="oversized-only")
                 yield Static(id="results-status")
                 yield ResultsTable(id="results-table")
-            with TabPane("Process", id="process"):
+            with TabPane("4 Process", id="process"):
                 yield ProcessPane(id="process-pane")
         yield DoctorFooter()
 
