@@ -52,7 +52,7 @@ def register(subparsers) -> None:
                          help="write the per-tool histograms in the Prometheus text format (textfile collector)")
     metrics.add_argument("--otlp", metavar="URL",
                          help="export them as OpenTelemetry metrics over OTLP/HTTP (e.g. http://127.0.0.1:4318)")
-    metrics.add_argument("--max-tools", type=_positive_int, default=50, metavar="N",
+    metrics.add_argument("--max-tools", type=positive_int, default=50, metavar="N",
                          help="tools named in metrics; the rest are tool=\"other\" (50)")
     parser.set_defaults(handler=run_scan)
 
