@@ -45,6 +45,9 @@ def register(subparsers) -> None:
     out.add_argument("--compare", metavar="FIELD=A,B",
                      help="what changed between two groups, e.g. agent_version=0.24.3,0.24.4 "
                           "(agent, agent_version, format, source, project_hash)")
+    out.add_argument("--tui", action="store_true",
+                     help="open the Fleet screen: sessions sortable and filterable, a tool's histogram, "
+                          "enter opens a session (stored with --paths full)")
     out.add_argument("--query", metavar="SQL", help="run one read-only SQL query on the database and print its rows")
     out.add_argument("--parquet", type=Path, metavar="DIR", help="export the sessions and results tables as Parquet")
     metrics = parser.add_argument_group("metrics")
@@ -93,9 +96,19 @@ def run_scan(args) -> int:
             except KeyboardInterrupt:
                 print("doctor scan: interrupted; every file written so far is complete", file=sys.stderr)
                 return exitcodes.INTERRUPTED
-        return _answer(store, args, summary)
+        if args.tui:
+            from doctor.triage.fleet import load_fleet
+
+            fleet = load_fleet(store)
+        else:
+            return _answer(store, args, summary)
     finally:
         store.close()
+    from doctor.triage.fleet import session_provider
+    from doctor.tui import run_fleet_app
+
+    run_fleet_app(fleet, session_provider)
+    return exitcodes.PARTIAL_INPUT if summary and summary.counts["skipped"] else exitcodes.OK
 
 
 def _answer(store, args, summary) -> int:

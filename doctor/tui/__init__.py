@@ -25,4 +25,12 @@ def run_memory_app(report=None, *, load=None, provider=None, session=None, optio
     DoctorApp(provider, theme=theme).run()
 
 
-__all__ = ["run_memory_app"]
+def run_fleet_app(data, open_session=None, *, theme=None) -> None:
+    """The Fleet screen over a triage database's sessions (`doctor scan --tui`)."""
+    from doctor.tui.app import DoctorApp
+    from doctor.tui.screens.fleet import FleetScreen
+
+    DoctorApp(theme=theme, screen=FleetScreen(data, open_session)).run()
+
+
+__all__ = ["run_fleet_app", "run_memory_app"]

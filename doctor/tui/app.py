@@ -27,9 +27,12 @@ class DoctorApp(App[None]):
         Binding("ctrl+t", "toggle_theme", "Theme", id="app.theme", show=False),
     ]
 
-    def __init__(self, provider: ReportProvider, *, theme: str | None = None, keymap: dict | None = None) -> None:
+    def __init__(self, provider: ReportProvider | None = None, *, theme: str | None = None,
+                 keymap: dict | None = None, screen=None) -> None:
+        """`screen`: start on this screen instead of the memory screen of `provider` (the scan's Fleet)."""
         super().__init__()
         self.provider = provider
+        self.first_screen = screen
         chosen = theme or os.environ.get("DOCTOR_THEME", "dark")
         self.theme = {"dark": DARK, "light": LIGHT}.get(chosen, chosen if chosen in self.available_themes else DARK)
         self._user_keymap = load_keymap() if keymap is None else keymap
@@ -37,7 +40,11 @@ class DoctorApp(App[None]):
     def on_mount(self) -> None:
         if self._user_keymap:
             self.set_keymap(self._user_keymap)
-        self.push_screen(MemoryScreen(self.provider, freeze_gc=True))
+        if self.first_screen is not None:
+            self.title = "doctor scan"
+            self.push_screen(self.first_screen)
+        else:
+            self.push_screen(MemoryScreen(self.provider, freeze_gc=True))
 
     def action_toggle_theme(self) -> None:
         self.theme = LIGHT if self.theme == DARK else DARK
