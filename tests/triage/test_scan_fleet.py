@@ -117,7 +117,7 @@ def test_scan_tui_hands_the_database_to_the_fleet_screen(capsys, tmp_path: Path,
     seen = []
     monkeypatch.setattr(doctor.tui, "run_fleet_app", lambda data, opener: seen.append((data, opener)))
     db = tmp_path / "t.duckdb"
-    code, out, _ = run_cli(capsys, "scan", "--db", db, "--jobs", "1", "--tui", RECORDINGS / "qwen" / "errors")
+    code, out, _ = run_cli(capsys, "scan", "--db", db, "--jobs", "1", "--tui", RECORDINGS / "qwen" / "errors" / "session.jsonl")
     assert code == 0 and out == ""
     [(data, opener)] = seen
     assert [s["path"] for s in data.sessions] == [row[0] for row in table(db, "SELECT path FROM sessions")]
