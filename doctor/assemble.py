@@ -113,3 +113,16 @@ def report_for_session(session: LoadedSession, options: ReportOptions, *, spill=
         top=options.top,
         path_style=options.path_style,
     )
+
+
+def report_with_spill_audit(session: LoadedSession, options: ReportOptions, *, spill_roots=(), process=None) -> MemoryReport:
+    """The report of a session read from disk, its spill files audited (`spill_roots`: where copied ones live)."""
+    from dataclasses import replace
+
+    from doctor.spill.audit import audit_spill
+    from doctor.spill.pointers import pointers_for
+    from doctor.spill.resolve import SpillLocator
+
+    report = report_for_session(session, options, process=process)
+    locator = SpillLocator(session.path, spill_roots=list(spill_roots), session_roots=session.spill_roots)
+    return replace(report, spill=audit_spill(session, pointers_for(session, report.retention), locator))

@@ -8,19 +8,18 @@ audit into an exit code. Exit codes: see `doctor.exitcodes`.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
-from dataclasses import replace
 from pathlib import Path
 
 from doctor import exitcodes
-from doctor.assemble import ReportOptions, report_for_session
+from doctor.assemble import ReportOptions, report_with_spill_audit
 from doctor.commands.read_progress import reading_progress
 from doctor.config import load_budget_overrides
 from doctor.core.budgets import parse_budget_value, parse_tool_budget_overrides
 from doctor.core.settings import SettingsError
 from doctor.report.audit_summary import AUDIT_CATEGORIES, category_counts
 from doctor.report.model import PATH_STYLES, MemoryReport
+from doctor.report.private_file import write_private
 from doctor.report.render import FORMATS, render
 from doctor.sources.base import LoadedSession, SourceError
 from doctor.sources.registry import open_session
@@ -140,7 +139,7 @@ def run(args) -> int:
     text = render(report, args.format or "text", include_previews=args.include_previews, session=session)
     if args.output:
         try:
-            _write_private(args.output, text)
+            write_private(args.output, text)
         except OSError as exc:
             return _fail(f"{args.output}: {exc.strerror or exc}")
     else:
@@ -183,13 +182,7 @@ def _locate(args) -> Path:
 
 
 def _build(session: LoadedSession, options: ReportOptions, args) -> MemoryReport:
-    from doctor.spill.audit import audit_spill
-    from doctor.spill.pointers import pointers_for
-    from doctor.spill.resolve import SpillLocator
-
-    report = report_for_session(session, options, process=_process(args, session))
-    locator = SpillLocator(session.path, spill_roots=args.spill_roots, session_roots=session.spill_roots)
-    return replace(report, spill=audit_spill(session, pointers_for(session, report.retention), locator))
+    return report_with_spill_audit(session, options, spill_roots=args.spill_roots, process=_process(args, session))
 
 
 def _process(args, session: LoadedSession):
@@ -210,14 +203,6 @@ def _wants_tui(args) -> bool:
     except ModuleNotFoundError:
         return False
     return True
-
-
-def _write_private(path: Path, text: str) -> None:
-    """Report files may name paths and tools: create them 0600, never widen an existing file."""
-    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
-        handle.write(text)
-    os.chmod(path, 0o600)
 
 
 def _exit_code(report: MemoryReport, args, fail_on: set[str]) -> int:
