@@ -18,6 +18,9 @@ COMMAND_MODULES = (
     "doctor.commands.memory",
     "doctor.commands.sessions",
     "doctor.commands.spill",
+    "doctor.commands.install",
+    "doctor.commands.slash",
+    "doctor.commands.hook",
 )
 
 
