@@ -100,3 +100,85 @@ def test_repl_on_stdin(tmp_path):
     assert "Memory Diagnostics" in out
     assert "[error] Unknown argument(s): --oops." in out
     assert "never read" not in out
+
+
+def test_repl_report_audits_the_hosts_spill_files(tmp_path):
+    """`/doctor memory` typed at the host's prompt audits the files its tools spilled (issue 15 item 4)."""
+    done = subprocess.run(
+        [sys.executable, str(HOST_DIR / "host.py"), "--workdir", str(tmp_path)],
+        input="go\n/doctor memory --json\n/quit\n", capture_output=True, text=True, timeout=120, check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    body = done.stdout[done.stdout.index("{"):done.stdout.rindex("}") + 1]
+    audit = json.loads(body)["spill"]
+    spilled = sorted(p.name for p in (tmp_path / ".spill").rglob("*.*"))
+    assert audit["ok"] and audit["findings"] == [] and audit["orphans"] == []
+    assert audit["totals"]["pointers"] == audit["totals"]["resolved"] == len(spilled) == 2
+    assert sorted(Path(check["resolution"]["found"]).name for check in audit["pointers"]) == spilled
+    assert {check["file"]["mode"] for check in audit["pointers"]} == {"0600"}
+
+
+def test_tui_pages_a_spilled_output_of_the_live_host(host, tmp_path):
+    """The host's `/doctor memory` TUI: 3, Down, Enter, Enter pages the file the shell result spilled."""
+    import asyncio
+
+    from doctor.live.provider import LiveSessionProvider
+    from doctor.tui.app import DoctorApp
+    from doctor.tui.screens.detail import ResultDetailScreen
+    from doctor.tui.screens.pager import PagerScreen
+    from doctor.tui.widgets.pager_view import PagerView
+    from doctor.tui.widgets.tables import ResultsTable
+    from tests.tui.test_journeys import loaded, text_of, wait_for
+
+    host.dispatch("go")
+    spilled = next((tmp_path / ".spill").glob("run_shell_command_*.output"))
+
+    async def journey():
+        app = DoctorApp(LiveSessionProvider(host.doctor, process=False), keymap={})
+        async with app.run_test(size=(100, 30)) as pilot:
+            screen = await loaded(pilot)
+            assert "not audited" not in text_of(screen.query_one("#spill-status"))
+            assert "2 resolved" in text_of(screen.query_one("#spill-status"))
+            await pilot.press("3")
+            table = screen.query_one(ResultsTable)
+            await pilot.press("down")
+            chosen = screen.report.retention.results[int(table.selected_key())]
+            assert chosen.tool == "run_shell_command" and chosen.sentinel == "in-tool truncation"
+            await pilot.press("enter")
+            assert isinstance(app.screen, ResultDetailScreen)
+            assert "press enter to page through it" in text_of(app.screen.query_one("#detail-spill"))
+            await pilot.press("enter")
+            pager = app.screen
+            assert isinstance(pager, PagerScreen) and pager.path == str(spilled)
+            view = pager.query_one(PagerView)
+            await wait_for(pilot, lambda: not pager.indexing and view.line_text(0) is not None)
+            lines = spilled.read_text().splitlines()
+            assert view.line_count == len(lines) > 200_000  # all of `seq 1 200000`, not the stub's head and tail
+            assert (view.line_text(2), view.line_text(3)) == ("Output: 1", "2")
+
+    asyncio.run(journey())
+
+
+def test_tui_pages_an_unspilled_output_of_the_live_host(host):
+    """A result kept whole in the history pages from the host's own objects (enter on any result)."""
+    import asyncio
+
+    from doctor.live.provider import LiveSessionProvider
+    from doctor.tui.app import DoctorApp
+    from doctor.tui.screens.pager import PagerScreen
+    from doctor.tui.widgets.pager_view import PagerView
+    from tests.tui.test_journeys import loaded, wait_for
+
+    host.dispatch("go")
+
+    async def journey():
+        app = DoctorApp(LiveSessionProvider(host.doctor, process=False), keymap={})
+        async with app.run_test(size=(100, 30)) as pilot:
+            await loaded(pilot)
+            await pilot.press("b", "enter")  # the biggest: read_file, not spilled
+            await wait_for(pilot, lambda: isinstance(app.screen, PagerScreen))
+            view = app.screen.query_one(PagerView)
+            await wait_for(pilot, lambda: view.line_text(0) is not None)
+            assert view.line_text(0) == "row 1 of a wide table with padding text"
+
+    asyncio.run(journey())

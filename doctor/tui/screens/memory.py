@@ -35,6 +35,9 @@ from doctor.tui.widgets.process import ProcessPane
 from doctor.tui.widgets.tables import ResultsTable, ToolsTable
 
 PROGRESS_EVERY = 0.05  # seconds between progress messages from the loader thread
+# The widget that takes the keys of each tab: a tab's keys (Process's p / t / S, the
+# Overview's PageDown / End) work as soon as it is shown, not after Tab moves focus there.
+TAB_FOCUS = {"overview": Overview, "tools": ToolsTable, "results": ResultsTable, "process": ProcessPane}
 
 
 class MemoryScreen(Screen):
@@ -162,7 +165,7 @@ class MemoryScreen(Screen):
         if first:
             self.query_one("#loading").display = False
             self.query_one("#tabs").display = True
-            self.query_one("#tabs", TabbedContent).active = "overview"
+            self.action_tab("overview")
             if self.freeze_gc:  # the widgets and caches the first paint builds stay too
                 self.call_after_refresh(gc.freeze)
             if refresher(self.provider) is not None:
@@ -214,13 +217,14 @@ class MemoryScreen(Screen):
 
     @on(TabbedContent.TabActivated)
     def _tab_activated(self, event: TabbedContent.TabActivated) -> None:
-        focus = {"tools": ToolsTable, "results": ResultsTable}.get(event.pane.id)
-        if focus is not None:
-            self.query_one(focus).focus()
+        self._focus_tab(event.pane.id)
 
     def action_tab(self, tab: str) -> None:
         self.query_one("#tabs", TabbedContent).active = tab
-        focus = {"tools": ToolsTable, "results": ResultsTable}.get(tab)
+        self._focus_tab(tab)
+
+    def _focus_tab(self, tab: str | None) -> None:
+        focus = TAB_FOCUS.get(tab or "")
         if focus is not None:
             self.query_one(focus).focus()
 

@@ -53,6 +53,12 @@ class PatchedTable(DataTable):
         if not existing or len(removed) + added > self.REBUILD_ABOVE:
             self._rebuild(rows)
             return
+        selected = self.selected_key()
+        self._patch(rows, existing, removed)
+        if selected in wanted:  # the cursor follows its result (DataTable keeps the row index, not the row)
+            self.move_to(selected)
+
+    def _patch(self, rows: TableRows, existing: set[str], removed: set[str]) -> None:
         for row_key in removed:
             self.remove_row(row_key)
         columns = [key for key, _ in self.COLUMNS]
@@ -100,8 +106,12 @@ class PatchedTable(DataTable):
         self.refresh()
 
     def apply_sort(self) -> None:
+        """Sort by the remembered column; the cursor stays on its row, not on its row number."""
         if self.sort_column and self.row_count:
+            selected = self.selected_key()
             self.sort(self.sort_column, reverse=self.sort_reverse)
+            if selected is not None:
+                self.move_to(selected)
 
     def sort_by(self, column: str) -> None:
         if column == self.sort_column:
