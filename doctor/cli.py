@@ -1,4 +1,4 @@
-"""`doctor` command line: `doctor memory …`, `doctor sessions …`, `doctor spill …`.
+"""`doctor` command line: `doctor memory …`, `doctor sessions …`, `doctor spill …`, `doctor scan …`.
 
 Each subcommand lives in `doctor/commands/<name>.py` with `register(subparsers)`
 (adds its parser and sets `handler`) so this file stays a dispatcher. Usage
@@ -18,6 +18,7 @@ COMMAND_MODULES = (
     "doctor.commands.memory",
     "doctor.commands.sessions",
     "doctor.commands.spill",
+    "doctor.commands.scan",
     "doctor.commands.install",
     "doctor.commands.slash",
     "doctor.commands.hook",

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 from doctor import exitcodes
-from doctor.assemble import ReportOptions, report_with_spill_audit
+from doctor.assemble import ReportOptions, report_with_spill_audit, scan_facts
 from doctor.commands.read_progress import reading_progress
 from doctor.config import load_budget_overrides
 from doctor.core.budgets import parse_budget_value, parse_tool_budget_overrides
@@ -44,6 +45,9 @@ def register(subparsers) -> None:
     output.add_argument("--top", type=_positive_int, default=10, metavar="N", help="largest results to list (10)")
     output.add_argument("--paths", choices=PATH_STYLES, default="short",
                         help="how paths appear in reports: short (default), full, or hash")
+    output.add_argument("--results", dest="scan_facts", action="store_true",
+                        help="JSON: add every result's sizes, the agent version and project hash (what `doctor scan` "
+                             "reads from a pasted report)")
     output.add_argument("--include-previews", action="store_true",
                         help="add bounded previews of the largest results, obvious secrets masked")
     source = parser.add_argument_group("which session")
@@ -182,7 +186,10 @@ def _locate(args) -> Path:
 
 
 def _build(session: LoadedSession, options: ReportOptions, args) -> MemoryReport:
-    return report_with_spill_audit(session, options, spill_roots=args.spill_roots, process=_process(args, session))
+    report = report_with_spill_audit(session, options, spill_roots=args.spill_roots, process=_process(args, session))
+    if getattr(args, "scan_facts", False):
+        report = replace(report, scan_facts=scan_facts(session))
+    return report
 
 
 def _process(args, session: LoadedSession):

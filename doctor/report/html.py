@@ -73,8 +73,13 @@ def _section(section: Section) -> str:
 
 
 def render_html(report: MemoryReport, previews: dict | None = None) -> str:
-    title = escape(heading(report))
-    body = "\n".join(_section(section) for section in build_sections(report, previews))
+    return html_document(heading(report), build_sections(report, previews))
+
+
+def html_document(title: str, sections) -> str:
+    """A heading and sections as one self-contained page (the memory report, and `doctor scan`'s answers)."""
+    title = escape(title)
+    body = "\n".join(_section(section) for section in sections)
     return (
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
         f'<meta http-equiv="Content-Security-Policy" content="{_POLICY}">\n'

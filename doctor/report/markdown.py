@@ -75,7 +75,12 @@ def _section(section: Section) -> list[str]:
 
 
 def render_markdown(report: MemoryReport, previews: dict | None = None) -> str:
-    lines = [f"# {_escape(heading(report))}", ""]
-    for section in build_sections(report, previews):
+    return markdown_document(heading(report), build_sections(report, previews))
+
+
+def markdown_document(title: str, sections) -> str:
+    """A heading and sections as Markdown (the memory report, and `doctor scan`'s answers)."""
+    lines = [f"# {_escape(title)}", ""]
+    for section in sections:
         lines += _section(section)
     return "\n".join(lines).rstrip("\n") + "\n"

@@ -73,6 +73,7 @@ class MemoryReport:
     top: int = DEFAULT_TOP
     path_style: str = "short"
     extra: dict = field(default_factory=dict)
+    scan_facts: dict | None = None  # --results: assemble.scan_facts, and every result's row
 
     @property
     def qwen_stats(self):
@@ -88,6 +89,10 @@ class MemoryReport:
         if self.retention is not None:
             data["toolResultRetention"] = self.retention.stats.to_qwen_json()
         data["retention"] = self._retention_json()
+        if self.scan_facts is not None:
+            data["source"].update(self.scan_facts)
+            if self.retention is not None:
+                data["retention"]["results"] = [self.result_json(result) for result in self.retention.results]
         data["settings"] = self._settings_json()
         data["sideChannel"] = [
             {"kind": copy.kind, "count": copy.count, "chars": copy.chars} for copy in self.side_channel

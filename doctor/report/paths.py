@@ -35,3 +35,10 @@ def present_path(path: str | os.PathLike | None, style: str = "short") -> str | 
     if len(parts) > 4:
         text = os.path.join(parts[0] if parts[0] in ("~", "/") else "…", "…", *parts[-2:])
     return text
+
+
+def project_hash(project: str | os.PathLike | None) -> str | None:
+    """A project named without revealing it: the first 16 hex digits of sha256 of its path."""
+    if not project:
+        return None
+    return hashlib.sha256(os.fspath(project).encode("utf-8", "surrogatepass")).hexdigest()[:16]

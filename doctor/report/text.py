@@ -58,7 +58,12 @@ def _section(section: Section) -> list[str]:
 
 
 def render_text(report: MemoryReport, previews: dict | None = None) -> str:
-    lines = [heading(report)]
-    for section in build_sections(report, previews):
+    return text_document(heading(report), build_sections(report, previews))
+
+
+def text_document(title: str, sections) -> str:
+    """A heading and sections as plain text (the memory report, and `doctor scan`'s answers)."""
+    lines = [title]
+    for section in sections:
         lines += ["", *_section(section)]
     return "\n".join(lines) + "\n"
