@@ -14,13 +14,14 @@ from pathlib import Path
 
 from doctor import exitcodes
 from doctor.assemble import ReportOptions, report_with_spill_audit, scan_facts
+from doctor.commands.arguments import positive_int
+from doctor.commands.output import write_private
 from doctor.commands.read_progress import reading_progress
 from doctor.config import load_budget_overrides
 from doctor.core.budgets import parse_budget_value, parse_tool_budget_overrides
 from doctor.core.settings import SettingsError
 from doctor.report.audit_summary import AUDIT_CATEGORIES, category_counts
 from doctor.report.model import PATH_STYLES, MemoryReport
-from doctor.report.private_file import write_private
 from doctor.report.render import FORMATS, render
 from doctor.sources.base import LoadedSession, SourceError
 from doctor.sources.registry import open_session
@@ -42,7 +43,7 @@ def register(subparsers) -> None:
     output.add_argument("--format", choices=FORMATS, help="print a report in this format instead of opening the TUI")
     output.add_argument("--no-tui", action="store_true", help="print the text report even on a terminal")
     output.add_argument("--output", "-o", type=Path, metavar="FILE", help="write the report to FILE (mode 0600)")
-    output.add_argument("--top", type=_positive_int, default=10, metavar="N", help="largest results to list (10)")
+    output.add_argument("--top", type=positive_int, default=10, metavar="N", help="largest results to list (10)")
     output.add_argument("--paths", choices=PATH_STYLES, default="short",
                         help="how paths appear in reports: short (default), full, or hash")
     output.add_argument("--results", dest="scan_facts", action="store_true",
@@ -76,13 +77,6 @@ def register(subparsers) -> None:
     process.add_argument("--deep", action="store_true", help="deep size of the history held in memory, and a type summary (pympler; slow)")
     process.add_argument("--compare", nargs=2, type=Path, metavar=("A", "B"), help="diff two tracemalloc snapshots")
     parser.set_defaults(handler=run)
-
-
-def _positive_int(text: str) -> int:
-    value = int(text)
-    if value <= 0:
-        raise argparse.ArgumentTypeError("must be a positive integer")
-    return value
 
 
 def _budget(text: str) -> float:

@@ -80,9 +80,9 @@ def _summary(agent: str, path: Path, options: argparse.Namespace) -> tuple[str, 
     from dataclasses import replace
 
     from doctor.assemble import ReportOptions, report_with_spill_audit
+    from doctor.commands.output import write_private
     from doctor.config import load_budget_overrides
     from doctor.report.compact import render_compact
-    from doctor.report.private_file import write_private
     from doctor.report.render import render
     from doctor.sources.base import SourceError
     from doctor.sources.registry import open_session

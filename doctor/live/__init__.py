@@ -86,7 +86,7 @@ class LiveSession:
             except RetentionUnavailable as exc:
                 self._tracker.invalidate()
                 analysis, unavailable = None, f"Tool result retention diagnostics unavailable: {exc}"
-            spill = self._spill.audit(history, analysis)
+            spill = self._spill.audit(analysis)
         return MemoryReport(
             source=SourceInfo(kind="live", agent=self.agent),
             retention=analysis,

@@ -212,7 +212,7 @@ def print_changes(
     """The text face of `--follow`: one summary line per change, or one compact JSON report per line."""
     for change in follow(follower, interval=interval, stop=stop):
         if as_json:
-            out.write(inert_json(json.dumps(change.report.to_json(), ensure_ascii=False, separators=(",", ":"))) + "\n")
+            out.write(inert_json(json.dumps(change.report.to_dict(), ensure_ascii=False, separators=(",", ":"))) + "\n")
         else:
             out.write(f"{time.strftime('%H:%M:%S')} {change.reason:>9} {change.size:>12,} B  {summary_line(change.report)}\n")
         out.flush()

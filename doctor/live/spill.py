@@ -4,13 +4,14 @@ A recording's reader knows where its agent spills; a live host says so itself
 (`doctor.attach(history, spill_roots=[...])`), and its stubs name the files. The audit
 is the one `doctor memory FILE` runs, so the TUI's detail screen can page a spilled
 output and the Overview reports the audit. A TUI refreshes every two seconds: the
-pointers are read from the history again only when it changed, and a file is hashed
-again only when its size or mtime changed (DigestCache), so a refresh costs a stat per file.
+pointers are the stubs the incremental analysis already found (the Contents are not
+walked again), rebuilt only when they changed, and a file is hashed again only when its
+size or mtime changed (DigestCache), so a refresh costs a stat per file.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from pathlib import Path
 
 from doctor.sources.base import LoadedSession
@@ -30,15 +31,16 @@ class LiveSpillAudit:
         self._seen: tuple | None = None
         self._pointers: list = []
 
-    def audit(self, history: Sequence, analysis) -> AuditReport | None:
-        """The audit for `history` as `analysis` saw it; None when nothing spilled and no root was given."""
+    def audit(self, analysis) -> AuditReport | None:
+        """The audit of the stubs `analysis` found; None when nothing spilled and no root was given."""
         if analysis is None:
             return None
-        session = LoadedSession(agent=self.agent, path=None, history=lambda: iter(history))
-        seen = (len(history), id(history[-1]) if len(history) else 0, analysis.stats.tool_result_count)
+        stubs = analysis.with_stubs()
+        if not stubs and not self.roots:
+            return None
+        seen = tuple((row.ordinal, row.call_id, row.stub) for row in stubs)
+        session = LoadedSession(agent=self.agent, path=None, history=lambda: iter(()))
         if seen != self._seen:
             self._pointers = pointers_for(session, analysis)
             self._seen = seen
-        if not self._pointers and not self.roots:
-            return None
         return audit_spill(session, self._pointers, SpillLocator(None, session_roots=self.roots), cache=self._cache)

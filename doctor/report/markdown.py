@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 
+from doctor.report.charts import Chart
 from doctor.report.model import MemoryReport
 from doctor.report.sections import (
     QWEN_SECTION_TITLE,
@@ -67,6 +68,8 @@ def _section(section: Section) -> list[str]:
     for block in section.blocks:
         if isinstance(block, Table):
             lines += _table(block)
+        elif isinstance(block, Chart):
+            continue  # drawn in HTML; the tables beside it carry the same figures
         elif isinstance(block, Verbatim):
             lines += _verbatim(block)
         else:

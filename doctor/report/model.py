@@ -1,7 +1,7 @@
 """The report model: one object every renderer (text, JSON, Markdown, HTML, TUI) reads.
 
-`MemoryReport.to_json()` is the output of `doctor memory --json` and of
-`doctor.attach(history).report().to_json()`: Qwen's `toolResultRetention`
+`MemoryReport.to_dict()` is the object `doctor memory --json` prints (and
+`to_json()` that text), also from `doctor.attach(history).report()`: Qwen's `toolResultRetention`
 object verbatim, doctor's additions beside it, a `schemaVersion`, stable key
 order. It carries sizes, counts, names and pointers, never payload text.
 This module imports neither rich nor textual.
@@ -18,6 +18,7 @@ from doctor.core.budgets import Budget
 from doctor.core.retention import ResultMeasure, whole_number
 from doctor.report.advice import advise
 from doctor.report.audit_summary import presented_audit_json
+from doctor.report.json_text import JsonText, json_text
 from doctor.report.paths import PATH_STYLES, present_path  # noqa: F401  (PATH_STYLES: public here too)
 
 SCHEMA_VERSION = 1
@@ -79,7 +80,11 @@ class MemoryReport:
     def qwen_stats(self):
         return self.retention.stats if self.retention is not None else None
 
-    def to_json(self) -> dict:
+    def to_json(self) -> JsonText:
+        """The text `doctor memory --json` prints (indexing it like a dict still works, deprecated)."""
+        return json_text(self.to_dict())
+
+    def to_dict(self) -> dict:
         """The `doctor memory --json` object (documented by schema/memory-report.schema.json)."""
         data: dict = {
             "schemaVersion": SCHEMA_VERSION,

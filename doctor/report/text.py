@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import textwrap
 
+from doctor.report.charts import Chart
 from doctor.report.model import MemoryReport
 from doctor.report.sections import (
     Paragraph,
@@ -50,6 +51,8 @@ def _section(section: Section) -> list[str]:
     for block in section.blocks:
         if isinstance(block, Table):
             lines += _table(block)
+        elif isinstance(block, Chart):
+            continue  # drawn in HTML; the tables beside it carry the same figures
         elif isinstance(block, Verbatim):
             lines += _verbatim(block, titled=section.title is not None)
         else:

@@ -103,6 +103,44 @@ def risk_reason(row: dict) -> str:
     return "; ".join(reasons) or "nothing retained"
 
 
+HISTOGRAM_TOOLS = 6
+GROWTH_TURNS = 40
+SIZE_BIN = "CASE WHEN injected_chars < 1 THEN 0 ELSE floor(2 * log10(injected_chars))::BIGINT + 1 END"
+
+
+def histograms(db, tools: int = HISTOGRAM_TOOLS) -> list[dict]:
+    """Per tool (the largest by injected chars), results per half-decade size bin (charts.size_bin), gaps as 0."""
+    from doctor.report.charts import bin_label
+
+    rows = db.execute(f"""
+        WITH top AS (SELECT tool FROM results GROUP BY tool ORDER BY sum(injected_chars) DESC, tool LIMIT ?)
+        SELECT tool, {SIZE_BIN} AS bin, count(*) FROM results WHERE tool IN (SELECT tool FROM top)
+        GROUP BY ALL""", [tools]).fetchall()
+    order = [row[0] for row in db.execute(
+        "SELECT tool FROM results GROUP BY tool ORDER BY sum(injected_chars) DESC, tool LIMIT ?", [tools]).fetchall()]
+    counts: dict[str, dict[int, int]] = {tool: {} for tool in order}
+    for tool, size_bin, count in rows:
+        counts[tool][size_bin] = count
+    return [{"tool": tool, "bins": [{"bin": k, "from": bin_label(k), "results": bins.get(k, 0)}
+                                    for k in range(min(bins), max(bins) + 1)]}
+            for tool, bins in counts.items()]
+
+
+def oversized_rate_by_version(db) -> list[dict]:
+    return _rows(db, """
+        SELECT s.agent, coalesce(s.agent_version, '') AS agent_version, count(*) AS results,
+               round(1000.0 * sum(r.oversized::INT) / count(*), 1) AS per_1000
+        FROM results r JOIN sessions s USING (session_key) GROUP BY ALL ORDER BY s.agent, agent_version""")
+
+
+def growth_per_turn(db, turns: int = GROWTH_TURNS) -> list[dict]:
+    """Per user turn: sessions that reached it and the injected chars it added, on average per session."""
+    return _rows(db, """
+        WITH per AS (SELECT session_key, turn, sum(injected_chars) AS chars FROM results GROUP BY ALL)
+        SELECT turn, count(*) AS sessions, round(avg(chars), 1) AS chars_per_session
+        FROM per WHERE turn <= ? GROUP BY turn ORDER BY turn""", [turns])
+
+
 def totals(db) -> dict:
     row = _rows(db, """
         SELECT (SELECT count(*) FROM sessions) AS sessions,
@@ -119,7 +157,7 @@ def totals(db) -> dict:
     return row
 
 
-def collect(store, summary=None, *, top: int = 10) -> dict:
+def collect(store, summary=None, *, top: int = 10, compare: tuple[str, str, str] | None = None) -> dict:
     db = store.db
     data = {
         "schemaVersion": SCHEMA_VERSION,
@@ -135,7 +173,16 @@ def collect(store, summary=None, *, top: int = 10) -> dict:
         "layers": layer_rates(db),
         "rawVsInjected": raw_vs_injected(db, top),
         "sessionsAtRisk": sessions_at_risk(db, top),
+        "charts": {
+            "histograms": histograms(db),
+            "oversizedRateByVersion": oversized_rate_by_version(db),
+            "growthPerTurn": growth_per_turn(db),
+        },
     }
+    if compare is not None:
+        from doctor.triage.compare import compare as compare_sides
+
+        data["compare"] = compare_sides(db, *compare, top)
     return data
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import signal
 from collections.abc import Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor, as_completed
 
@@ -17,6 +18,11 @@ from doctor.triage.job import scan_file
 from doctor.triage.rows import FileJob, FileOutcome
 
 ENGINES = ("local", "dask")
+CONNECT_SECONDS = 10
+
+
+class EngineError(Exception):
+    """The engine cannot run the jobs (a Dask scheduler that does not answer)."""
 
 
 def default_workers() -> int:
@@ -33,7 +39,7 @@ def run_local(jobs: list[FileJob], workers: int | None = None) -> Iterator[FileO
         return
     context = multiprocessing.get_context("forkserver")
     context.set_forkserver_preload(["doctor.triage.job"])
-    pool = ProcessPoolExecutor(max_workers=min(workers, len(jobs)), mp_context=context)
+    pool = ProcessPoolExecutor(max_workers=min(workers, len(jobs)), mp_context=context, initializer=_ignore_ctrl_c)
     try:
         futures = [pool.submit(scan_file, job) for job in jobs]
         for future in as_completed(futures):
@@ -42,13 +48,23 @@ def run_local(jobs: list[FileJob], workers: int | None = None) -> Iterator[FileO
         pool.shutdown(wait=True, cancel_futures=True)
 
 
+def _ignore_ctrl_c() -> None:
+    """Ctrl-C reaches the whole process group; the main process alone decides what it means
+    (stop handing out files, let running ones finish, keep the database consistent)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 def run_dask(jobs: Iterable[FileJob], scheduler: str) -> Iterator[FileOutcome]:
     """The same job on a Dask cluster (`dask.distributed`); workers must see the files at the same paths."""
     from distributed import Client, as_completed as dask_completed
 
-    with Client(scheduler, set_as_default=False) as client:
-        futures = client.map(scan_file, list(jobs), pure=False)
-        for future in dask_completed(futures):
+    try:
+        client = Client(scheduler, timeout=CONNECT_SECONDS)
+    except (OSError, TimeoutError) as exc:
+        raise EngineError(f"--scheduler {scheduler}: cannot reach the Dask scheduler ({exc})") from None
+    with client:
+        pending = dask_completed(client.map(scan_file, list(jobs), pure=False))
+        for future in pending:
             outcome = future.result()
-            future.release()
+            future.release()  # the cluster forgets the outcome once the database has it
             yield outcome

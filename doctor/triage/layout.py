@@ -6,6 +6,7 @@ figures as `--json`. Names from sessions (tools, versions, paths) are made inert
 
 from __future__ import annotations
 
+from doctor.report.charts import Chart
 from doctor.report.figures import figure
 from doctor.report.inert import inert_line
 from doctor.report.sections import Paragraph, Section, Table
@@ -61,16 +62,26 @@ def _skipped(data: dict) -> Section | None:
 def _tools(data: dict) -> Section:
     rows = ((_name(t["tool"]), t["tool_type"], t["results"], t["chars"], t["chars_p50"], t["chars_p90"],
              t["chars_p99"], t["chars_max"], t["tokens"], t["tokens_p90"], t["oversized"]) for t in data["tools"])
+    charts = tuple(
+        Chart(f"{_name(h['tool'])}: results by injected size", tuple(b["from"] for b in h["bins"]),
+              tuple(b["results"] for b in h["bins"]), "injected chars (log scale, half-decade bins)", "results",
+              slug=f"histogram-{index}")
+        for index, h in enumerate(data["charts"]["histograms"]))
     return Section("Tools by injected context", (_table(
         ("Tool", "Type", "Results", "Chars", "p50", "p90", "p99", "Max", "Tokens", "Tokens p90", "Oversized"),
-        rows, tuple(range(2, 11))),))
+        rows, tuple(range(2, 11))), *charts))
 
 
 def _oversized(data: dict) -> Section:
     rows = ((_name(r["tool"]), _name(r["agent"]), _name(r["agent_version"]), r["results"], r["oversized"],
              f"{r['per_1000']:.1f}") for r in data["oversizedByVersion"])
+    versions = data["charts"]["oversizedRateByVersion"]
+    chart = Chart("Oversized per 1,000 results, by agent version",
+                  tuple(f"{_name(v['agent'])} {v['agent_version']}".strip() for v in versions),
+                  tuple(v["per_1000"] for v in versions), "agent and version", "oversized per 1,000",
+                  slug="oversized-by-version")
     return Section("Oversized per 1,000 results, by tool and agent version", (_table(
-        ("Tool", "Agent", "Version", "Results", "Oversized", "Per 1,000"), rows, (3, 4, 5)),))
+        ("Tool", "Agent", "Version", "Results", "Oversized", "Per 1,000"), rows, (3, 4, 5)), chart))
 
 
 def _layers(data: dict) -> Section:
@@ -96,6 +107,17 @@ def _raw(data: dict) -> Section:
     ))
 
 
+def _growth(data: dict) -> Section | None:
+    turns = data["charts"]["growthPerTurn"]
+    if not turns:
+        return None
+    chart = Chart("Injected chars added per turn (mean per session)", tuple(str(t["turn"]) for t in turns),
+                  tuple(t["chars_per_session"] for t in turns), "user turn", "chars", slug="growth-per-turn")
+    return Section("Growth per turn", (
+        chart, _table(("Turn", "Sessions", "Chars per session"),
+                      ((str(t["turn"]), t["sessions"], t["chars_per_session"]) for t in turns), (1, 2))))
+
+
 def _risk(data: dict) -> Section:
     rows = ((_name(s["path"]), _name(s["agent"]), _name(s["agent_version"]), s["tool_results"], s["retained_tokens"],
              s["oversized"], _name(s["reason"])) for s in data["sessionsAtRisk"])
@@ -103,8 +125,39 @@ def _risk(data: dict) -> Section:
         ("Session", "Agent", "Version", "Results", "Tokens", "Oversized", "Why"), rows, (3, 4, 5)),))
 
 
+def _compare(data: dict) -> Section | None:
+    compared = data.get("compare")
+    if compared is None:
+        return None
+    a, b = compared["a"], compared["b"]
+
+    def line(label: str, key: str) -> tuple:
+        return (label, figure(a[key]), figure(b[key]))
+
+    summary = _table((inert_line(compared["field"]), _name(a["value"]), _name(b["value"])), (
+        line("Sessions", "sessions"), line("Tool results", "results"), line("Oversized", "oversized"),
+        line("Oversized per 1,000", "per_1000"), line("Injected chars p50", "chars_p50"),
+        line("Injected chars p90", "chars_p90"), line("Injected chars p99", "chars_p99"),
+        line("Injected chars max", "chars_max"), line("Tokens per session", "tokens_per_session"),
+        *((f"Layer: {layer}", f"{a['layer_percent'].get(layer, 0):.2f}%", f"{b['layer_percent'].get(layer, 0):.2f}%")
+          for layer in sorted(set(a["layer_percent"]) | set(b["layer_percent"]))),
+    ), (1, 2))
+
+    def cell(side: dict | None, key: str) -> str:
+        return "—" if side is None else figure(side[key])
+
+    tools = _table(("Tool", f"Results {_name(a['value'])}", f"Results {_name(b['value'])}", "Per 1,000 A",
+                    "Per 1,000 B", "p90 A", "p90 B", "What changed"),
+                   ((_name(t["tool"]), cell(t["a"], "results"), cell(t["b"], "results"), cell(t["a"], "per_1000"),
+                     cell(t["b"], "per_1000"), cell(t["a"], "chars_p90"), cell(t["b"], "chars_p90"), t["change"])
+                    for t in compared["tools"]), (1, 2, 3, 4, 5, 6))
+    return Section(f"Compare {inert_line(compared['field'])}: {_name(a['value'])} vs {_name(b['value'])}",
+                   (summary, Paragraph("Per tool, the largest changes first (A is the first value):"), tools))
+
+
 def sections(data: dict) -> list[Section]:
-    built = [_scan(data), _skipped(data), _tools(data), _oversized(data), _layers(data), _raw(data), _risk(data)]
+    built = [_scan(data), _compare(data), _skipped(data), _tools(data), _oversized(data), _layers(data), _raw(data),
+             _growth(data), _risk(data)]
     return [section for section in built if section is not None]
 
 

@@ -23,6 +23,12 @@ class StoreError(Exception):
     """The database cannot be used: busy, from another schema version, or not a database."""
 
 
+def _interrupted(exc: BaseException) -> bool:
+    """DuckDB turns a Ctrl-C that lands inside a statement into its own error."""
+    return isinstance(exc, duckdb.InterruptException) or (
+        isinstance(exc, RuntimeError) and "interrupted" in str(exc).lower())
+
+
 def _now() -> datetime:
     return datetime.now(timezone.utc).replace(tzinfo=None)
 
@@ -119,9 +125,8 @@ class Store:
                 self._forget(key)
             self._file_row(key, outcome.shown, fp, outcome.status, outcome.reason, scan_id, archive_key)
             db.execute("COMMIT")
-        except BaseException:
-            db.execute("ROLLBACK")
-            raise
+        except BaseException as exc:
+            self._rollback(exc)
         return len(outcome.results) if outcome.status == OK else 0
 
     def write_archive(self, key: str, shown: str, fp: Fingerprint | None, status: str, reason: str | None,
@@ -136,9 +141,18 @@ class Store:
                 db.execute("DELETE FROM files WHERE file_key = ?", [member])
             self._file_row(key, shown, fp, status, reason, scan_id, None)
             db.execute("COMMIT")
-        except BaseException:
-            db.execute("ROLLBACK")
-            raise
+        except BaseException as exc:
+            self._rollback(exc)
+
+    def _rollback(self, exc: BaseException):
+        """Undo the file's transaction and re-raise (a Ctrl-C inside DuckDB as KeyboardInterrupt)."""
+        try:
+            self.db.execute("ROLLBACK")
+        except duckdb.Error:
+            pass  # the failed statement already ended the transaction
+        if _interrupted(exc):
+            raise KeyboardInterrupt from None
+        raise exc
 
     def _forget(self, key: str) -> None:
         self.db.execute("DELETE FROM results WHERE session_key = ?", [key])

@@ -31,7 +31,7 @@ class OverviewView:
 
     alarm: Text
     alarm_class: str
-    issues: Text | None
+    issues: object | None
     offender: object
     qwen: object
     turns: object
@@ -60,19 +60,20 @@ def overview_view(report: MemoryReport) -> OverviewView:
                      f"{'was' if skipped == 1 else 'were'} skipped: the figures cover the rest (Input problems below).")
         if alarm_class == "alarm-off":
             alarm_class = "alarm-partial"
+    issues = _issues(report)
     qwen = Text(format_tool_result_retention(analysis.stats)) if analysis else Text("–")
     if analysis is not None:
         qwen.append(f"\n  ≈ {fmt.num(analysis.stats.total_tokens)} tokens (chars / 4)", style="dim")
     return OverviewView(
         alarm=alarm,
         alarm_class=alarm_class,
-        issues=_issues(report),
+        issues=None if issues is None else fmt.indented(issues),
         offender=_offender(report),
-        qwen=qwen,
+        qwen=fmt.indented(qwen),
         turns=_turns(report),
-        channels=_channels(report),
-        spill=_spill(report),
-        process=_process_line(report.process) if report.process is not None else None,
+        channels=fmt.indented(_channels(report)),
+        spill=fmt.indented(_spill(report)),
+        process=fmt.indented(_process_line(report.process)) if report.process is not None else None,
     )
 
 
@@ -94,10 +95,12 @@ def _offender(report: MemoryReport) -> Text:
     if analysis is None or not analysis.results:
         return Text("No tool results in this history.")
     top = analysis.largest(1)[0]
+    # One style for the whole line and a visible separator: the gap after the tool name was a
+    # separate run's leading space, lost by readers that trim runs ("run_shell_command90,200").
     text = Text("Biggest result  ", style="bold")
     text.append(f"#{top.ordinal} ")
-    text.append(fmt.plain(top.tool or "(no name)", "bold"))
-    text.append(f"  {fmt.num(top.chars)} chars, turn {top.turn}")
+    text.append(fmt.plain(top.tool or "(no name)"))
+    text.append(f" · {fmt.num(top.chars)} chars, turn {top.turn}")
     if top.sentinel != "none":
         text.append(f", bounded by {top.sentinel}")
     text.append("\n")

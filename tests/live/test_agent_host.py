@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import shutil
 import stat
 import subprocess
 import sys
@@ -182,3 +183,43 @@ def test_tui_pages_an_unspilled_output_of_the_live_host(host):
             assert view.line_text(0) == "row 1 of a wide table with padding text"
 
     asyncio.run(journey())
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("tmux") is None, reason="drives the host on a terminal through tmux")
+def test_repl_on_a_terminal_opens_the_tui_and_pages_a_spilled_file(tmp_path):
+    """The journey of issue 15 item 4, keys typed into the real host on a real terminal (tmux)."""
+    import time
+
+    name = f"doctor-host-{os.getpid()}"
+    command = f"{sys.executable} {HOST_DIR / 'host.py'} --workdir {tmp_path}"
+
+    def tmux(*args: str) -> str:
+        return subprocess.run(["tmux", *args], capture_output=True, text=True, check=False, timeout=30).stdout
+
+    def screen_until(text: str, seconds: float = 30) -> str:
+        deadline = time.monotonic() + seconds
+        while True:
+            pane = tmux("capture-pane", "-p", "-t", name)
+            if text in pane or time.monotonic() > deadline:
+                return pane
+            time.sleep(0.2)
+
+    tmux("new-session", "-d", "-s", name, "-x", "100", "-y", "30", command)
+    try:
+        assert "agent host in" in screen_until("agent host in")
+        for line in ("go", "/doctor memory"):
+            tmux("send-keys", "-t", name, line, "Enter")
+        assert "Spilled outputs" in screen_until("Spilled outputs")
+        tmux("send-keys", "-t", name, "3")
+        screen_until("of 4 results")
+        tmux("send-keys", "-t", name, "Down", "Enter")
+        assert "press enter to page through it" in screen_until("press enter to page through it")
+        tmux("send-keys", "-t", name, "Enter")
+        pane = screen_until("line 1/200,004 ")  # counted once the pager has indexed the whole file
+        assert "Command: seq 1 200000" in pane and "line 1/200,004 " in pane
+        tmux("send-keys", "-t", name, "q")
+        assert "doctor memory closed" in screen_until("doctor memory closed")
+        tmux("send-keys", "-t", name, "/quit", "Enter")
+    finally:
+        tmux("kill-session", "-t", name)

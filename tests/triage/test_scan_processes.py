@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from triage_support import RECORDINGS, ROOT, table
 
 HEAVY = ("duckdb", "dask", "distributed", "opentelemetry")
@@ -57,3 +58,44 @@ def test_a_second_scan_on_a_busy_database_fails_clearly(tmp_path: Path) -> None:
     finally:
         holder.kill()
         holder.wait()
+
+
+@pytest.mark.slow
+@pytest.mark.ci
+def test_ctrl_c_leaves_a_consistent_database(tmp_path: Path) -> None:
+    """Ctrl-C (SIGINT to the whole process group, as a terminal sends it) mid-scan: exit 130, one line,
+    every session written is complete, the scan is marked interrupted, and a re-scan finishes the job."""
+    import shutil
+    import signal
+    import time
+
+    corpus = tmp_path / "corpus"
+    for copy in range(25):
+        for folder in (RECORDINGS / "qwen").iterdir():
+            if (folder / "session.jsonl").is_file():
+                target = corpus / f"{copy}-{folder.name}"
+                target.mkdir(parents=True)
+                shutil.copy(folder / "session.jsonl", target / "session.jsonl")
+    env = {**os.environ, "HOME": str(tmp_path)}
+    db = tmp_path / "t.duckdb"
+    scan = subprocess.Popen([sys.executable, "-m", "doctor.cli", "scan", "--db", str(db), "--jobs", "2", str(corpus)],
+                            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+    deadline = time.monotonic() + 60
+    wal = db.with_name(db.name + ".wal")  # appears with the first committed file
+    while time.monotonic() < deadline and not wal.exists():
+        time.sleep(0.05)
+    time.sleep(1.0)
+    os.killpg(scan.pid, signal.SIGINT)
+    out, err = scan.communicate(timeout=120)
+    assert scan.returncode == 130, (out, err)
+    assert err.count("\n") == 1 and "interrupted" in err and "Traceback" not in err
+    sessions = table(db, "SELECT count(*) FROM sessions")[0][0]
+    assert 0 < sessions < 300, "stopped part way"
+    assert table(db, "SELECT count(*) FROM sessions s WHERE tool_results <> "
+                     "(SELECT count(*) FROM results r WHERE r.session_key = s.session_key)")[0][0] == 0
+    assert table(db, "SELECT interrupted FROM scans") == [(True,)]
+    done = _doctor("scan", "--db", db, "--jobs", "2", corpus, env=env)
+    assert done.returncode == 0, done.stderr
+    assert table(db, "SELECT count(*) FROM sessions")[0][0] == 300
+    assert f"{sessions:,} unchanged" in done.stdout
