@@ -1,4 +1,4 @@
-"""`doctor` command line: `doctor memory …`, `doctor sessions …`, `doctor spill …`.
+"""`doctor` command line: `doctor memory …`, `doctor sessions …`, `doctor spill …`, `doctor scan …`.
 
 Each subcommand lives in `doctor/commands/<name>.py` with `register(subparsers)`
 (adds its parser and sets `handler`) so this file stays a dispatcher. Usage
@@ -18,6 +18,7 @@ COMMAND_MODULES = (
     "doctor.commands.memory",
     "doctor.commands.sessions",
     "doctor.commands.spill",
+    "doctor.commands.scan",
 )
 
 
@@ -41,10 +42,22 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def command_parser(parser: argparse.ArgumentParser, args: argparse.Namespace) -> argparse.ArgumentParser:
+    """The parser of the (sub)command `args` came through: `doctor spill show`'s for `doctor spill show …`."""
+    while True:
+        commands = [action for action in parser._actions if isinstance(action, argparse._SubParsersAction)]
+        name = getattr(args, commands[0].dest, None) if commands else None
+        if name not in (commands[0].choices if commands else {}):
+            return parser
+        parser = commands[0].choices[name]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     argv, debug = crash.split_debug_flag(sys.argv[1:] if argv is None else list(argv))
-    args = parser.parse_args(argv)
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:  # argparse would blame the top-level parser and print its usage, not the command's
+        command_parser(parser, args).error(f"unrecognized arguments: {' '.join(unknown)}")
     if not getattr(args, "handler", None):
         parser.print_help(sys.stderr)
         return 2
