@@ -169,7 +169,7 @@ def _locate(args) -> Path:
     from doctor.sources.discovery import find_sessions, newest_for_cwd
 
     if args.session:
-        matches = [ref for ref in find_sessions(agent=args.agent) if ref.session_id == args.session]
+        matches = [ref for ref in find_sessions(agent=args.agent) if ref.id == args.session]
         if not matches:
             raise SourceError(args.session, "no session with this id" + (f" for {args.agent}" if args.agent else ""))
         return matches[0].path
