@@ -163,3 +163,25 @@ def test_claude_after_tool_hook_raises_the_oversized_alarm(tmp_path, tell_model)
     assert len(alarms) == 1 and "60,000 chars, over 2× its 25,000-char budget" in alarms[0], shown  # small one: silent
     told = ran.text_with("above twice its 25,000-char budget")
     assert (told is not None) == tell_model
+
+
+@_needs(QWEN)
+def test_qwen_after_tool_hook_tells_the_model_when_opted_in(tmp_path):
+    box = Sandbox(tmp_path)
+    box.doctor("install", "qwen", "--tell-model")
+    settings = box.home / ".qwen" / "settings.json"  # truncation off, as in recordings/qwen/oversized-alarm
+    settings.write_text(json.dumps({**json.loads(settings.read_text()),
+                                    "tools": {"truncateToolOutputThreshold": -1, "toolOutputBatchBudget": -1}}))
+    grep = box.project / "grep"
+    grep.mkdir()
+    for f in range(20):
+        (grep / f"g{f:02d}.txt").write_text("".join("needle %02d-%04d %s\n" % (f, i, "g" * 100) for i in range(200)))
+    ran = QWEN.run(box, ["-p", "go", "--yolo"], [
+        [{"name": "grep_search", "args": {"pattern": "needle", "path": str(grep)}}],
+        [{"name": "run_shell_command", "args": {"command": "seq 1 5", "description": "small"}}], "All done."])
+    assert ran.returncode == 0, ran.stderr
+    # grep keeps its finite 20,000 budget with truncation off: the raw 1,000 matches are oversized.
+    # (Qwen 0.24.4 headless shows no hook systemMessage; the model-facing sentence is what is checked.)
+    told = ran.text_with("above twice its 20,000-char budget")
+    assert told is not None and "The last grep_search result is" in told
+    assert ran.text_with("The last run_shell_command result") is None
