@@ -117,6 +117,19 @@ def report_for_session(session: LoadedSession, options: ReportOptions, *, spill=
     )
 
 
+def report_with_spill_audit(session: LoadedSession, options: ReportOptions, *, spill_roots=(), process=None) -> MemoryReport:
+    """The report of a session read from disk, its spill files audited (`spill_roots`: where copied ones live)."""
+    from dataclasses import replace
+
+    from doctor.spill.audit import audit_spill
+    from doctor.spill.pointers import pointers_for
+    from doctor.spill.resolve import SpillLocator
+
+    report = report_for_session(session, options, process=process)
+    locator = SpillLocator(session.path, spill_roots=list(spill_roots), session_roots=session.spill_roots)
+    return replace(report, spill=audit_spill(session, pointers_for(session, report.retention), locator))
+
+
 def scan_facts(session: LoadedSession) -> dict:
     """What `doctor scan` records about a session beyond the report: agent version, project hash
     (never the path), file size and records. `doctor memory --json --results` adds them to the source."""

@@ -19,6 +19,9 @@ COMMAND_MODULES = (
     "doctor.commands.sessions",
     "doctor.commands.spill",
     "doctor.commands.scan",
+    "doctor.commands.install",
+    "doctor.commands.slash",
+    "doctor.commands.hook",
 )
 
 

@@ -13,7 +13,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from doctor import exitcodes
-from doctor.assemble import ReportOptions, report_for_session, scan_facts
+from doctor.assemble import ReportOptions, report_with_spill_audit, scan_facts
 from doctor.commands.arguments import positive_int
 from doctor.commands.output import write_private
 from doctor.commands.read_progress import reading_progress
@@ -169,7 +169,7 @@ def _locate(args) -> Path:
     from doctor.sources.discovery import find_sessions, newest_for_cwd
 
     if args.session:
-        matches = [ref for ref in find_sessions(agent=args.agent) if ref.session_id == args.session]
+        matches = [ref for ref in find_sessions(agent=args.agent) if ref.id == args.session]
         if not matches:
             raise SourceError(args.session, "no session with this id" + (f" for {args.agent}" if args.agent else ""))
         return matches[0].path
@@ -180,15 +180,10 @@ def _locate(args) -> Path:
 
 
 def _build(session: LoadedSession, options: ReportOptions, args) -> MemoryReport:
-    from doctor.spill.audit import audit_spill
-    from doctor.spill.pointers import pointers_for
-    from doctor.spill.resolve import SpillLocator
-
-    report = report_for_session(session, options, process=_process(args, session))
+    report = report_with_spill_audit(session, options, spill_roots=args.spill_roots, process=_process(args, session))
     if getattr(args, "scan_facts", False):
         report = replace(report, scan_facts=scan_facts(session))
-    locator = SpillLocator(session.path, spill_roots=args.spill_roots, session_roots=session.spill_roots)
-    return replace(report, spill=audit_spill(session, pointers_for(session, report.retention), locator))
+    return report
 
 
 def _process(args, session: LoadedSession):
