@@ -64,13 +64,13 @@ def utf16_length(text: str) -> int:
 
 def check(tool: str, response, cwd: Path | None) -> Alarm | None:
     """An Alarm when `response` is oversized for `tool`, else None."""
-    from doctor.assemble import ReportOptions, resolve_settings
-    from doctor.config import load_budget_overrides
-
     text = response_text(response)
     chars = utf16_length(text)
     if chars <= TRUNCATION_FALLBACK_ENVELOPE_SLACK:
-        return None
+        return None  # below any budget's slack: no settings to read, the common case stays cheap
+    from doctor.assemble import ReportOptions, resolve_settings
+    from doctor.config import load_budget_overrides
+
     budgets = resolve_settings(ReportOptions(tool_budgets=load_budget_overrides()), cwd).budgets
     budget = budgets.result_budget(tool).chars
     if not math.isfinite(budget) or chars <= budget * COMBINED_PASS_TOLERANCE_FACTOR + TRUNCATION_FALLBACK_ENVELOPE_SLACK:
