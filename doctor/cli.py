@@ -22,10 +22,23 @@ COMMAND_MODULES = (
     "doctor.commands.install",
     "doctor.commands.slash",
     "doctor.commands.hook",
+    "doctor.commands.mcp",
 )
 
 
-def build_parser() -> argparse.ArgumentParser:
+# Commands whose module is not named after them.
+COMMAND_ALIASES = {"uninstall": "doctor.commands.install"}
+
+
+def _modules_for(argv: list[str]) -> tuple[str, ...]:
+    """Only the named command's module when the first word names one: start-up matters for what
+    agents call after every turn or tool (`doctor hook`, `doctor slash`); otherwise all of them."""
+    first = next((arg for arg in argv if not arg.startswith("-")), None)
+    module = COMMAND_ALIASES.get(first) or f"doctor.commands.{first}"
+    return (module,) if module in COMMAND_MODULES else COMMAND_MODULES
+
+
+def build_parser(modules: tuple[str, ...] = COMMAND_MODULES) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="doctor",
         description="Diagnostics for coding-agent sessions: what the history keeps, what it costs, where big outputs went.",
@@ -34,7 +47,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--debug", action="store_true",
                         help="on an internal error, print the traceback (accepted anywhere on the command line)")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in COMMAND_MODULES:
+    for name in modules:
         try:
             module = importlib.import_module(name)
         except ModuleNotFoundError as exc:
@@ -56,8 +69,8 @@ def command_parser(parser: argparse.ArgumentParser, args: argparse.Namespace) ->
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
     argv, debug = crash.split_debug_flag(sys.argv[1:] if argv is None else list(argv))
+    parser = build_parser(_modules_for(argv))
     args, unknown = parser.parse_known_args(argv)
     if unknown:  # argparse would blame the top-level parser and print its usage, not the command's
         command_parser(parser, args).error(f"unrecognized arguments: {' '.join(unknown)}")

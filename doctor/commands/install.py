@@ -20,7 +20,7 @@ def register(subparsers) -> None:
     for name, installing in (("install", True), ("uninstall", False)):
         verb = "add" if installing else "remove"
         parser = subparsers.add_parser(
-            name, help=f"{verb} /doctor:memory (and its permission) in an agent",
+            name, help=f"{verb} /doctor:memory, its permission and the oversized-result hook in an agent",
             description=f"{verb.capitalize()} doctor's command files and settings entries for one agent.")
         parser.add_argument("agent", choices=AGENTS)
         scope = parser.add_mutually_exclusive_group()
@@ -31,6 +31,9 @@ def register(subparsers) -> None:
         parser.add_argument("--project-dir", type=Path, default=None, metavar="DIR",
                             help="the project (default: the current directory)")
         parser.add_argument("--dry-run", action="store_true", help="show the diff, write nothing")
+        if installing:
+            parser.add_argument("--tell-model", action="store_true",
+                                help="the oversized alarm also tells the model (additionalContext), not only you")
         parser.set_defaults(handler=run, installing=installing, scope=USER)
 
 
@@ -38,7 +41,8 @@ def run(args) -> int:
     command = "install" if args.installing else "uninstall"
     location = Location(args.scope, (args.project_dir or Path.cwd()).resolve())
     try:
-        planned = plan(args.agent, location, installing=args.installing)
+        planned = plan(args.agent, location, installing=args.installing,
+                       options={"tell_model": getattr(args, "tell_model", False)})
     except Refused as exc:
         print(f"doctor {command}: refused: {exc}", file=sys.stderr)
         return exitcodes.USAGE_OR_INPUT

@@ -41,3 +41,20 @@ class Plan:
 def plan(agent: str, location: Location, *, installing: bool, options: Mapping | None = None) -> Plan:
     module = importlib.import_module(f"doctor.integrations.{agent}")
     return module.plan(location, installing=installing, options=dict(options or {}))
+
+
+def hook_command(agent: str, *, tell_model: bool = False) -> str:
+    """The command an agent's hook runs; `--tell-model` when the user opted in at install time."""
+    return f"doctor hook {agent}" + (" --tell-model" if tell_model else "")
+
+
+def edit_hook(settings: dict, agent: str, event: str, *, installing: bool, tell_model: bool = False,
+              matcher: str | None = None, timeout: int | None = None) -> None:
+    """Install doctor's hook for `event` (replacing the other --tell-model variant), or remove both."""
+    from doctor.integrations.files import add_hook, remove_hook
+
+    for variant in (False, True):
+        if not installing or variant != tell_model:
+            remove_hook(settings, event, hook_command(agent, tell_model=variant))
+    if installing:
+        add_hook(settings, event, hook_command(agent, tell_model=tell_model), matcher=matcher, timeout=timeout)

@@ -6,12 +6,15 @@
 `$ARGUMENTS` before running it, but refuses a line that reads any other variable, and in `-p`
 mode runs it only with `allowed-tools: Bash(doctor:*)` in the front matter (otherwise it is
 silently skipped).
+
+`settings.json` in the same folder gets a `PostToolUse` hook (every tool) running `doctor hook
+claude`: the oversized alarm as a `systemMessage` (and, with `--tell-model`, `additionalContext`).
 """
 
 from __future__ import annotations
 
-from doctor.integrations import Location, Plan
-from doctor.integrations.files import owned_file
+from doctor.integrations import Location, Plan, edit_hook
+from doctor.integrations.files import json_settings, owned_file
 from doctor.sources.discovery import CLAUDE, agent_homes
 
 COMMAND = """\
@@ -30,4 +33,11 @@ Show the doctor summary above to the user as it is, then stop; do not run any to
 def plan(location: Location, *, installing: bool, options: dict) -> Plan:
     base = location.base(agent_homes(location.env)[CLAUDE], ".claude")
     command = owned_file(base / "commands" / "doctor" / "memory.md", COMMAND if installing else None)
-    return Plan([command], ["type /doctor:memory in Claude Code"] if installing else [])
+
+    def edit(settings: dict) -> None:
+        edit_hook(settings, "claude", "PostToolUse", installing=installing,
+                  tell_model=options.get("tell_model", False), matcher="*", timeout=30)
+
+    return Plan([command, json_settings(base / "settings.json", edit)],
+                ["type /doctor:memory in Claude Code; an oversized tool result now raises doctor's alarm"]
+                if installing else [])

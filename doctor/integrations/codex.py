@@ -6,16 +6,16 @@ that starts with `/doctor:memory` it answers with `additionalContext` holding th
 hook's own session (`transcript_path` on its stdin); for any other prompt it prints nothing.
 Codex runs a new or changed hook only after the user trusted it (`/hooks` in the Codex TUI;
 `codex exec --dangerously-bypass-hook-trust` skips that for one run), and says nothing otherwise.
+The same command answers `PostToolUse` with the oversized alarm.
 """
 
 from __future__ import annotations
 
-from doctor.integrations import Location, Plan
-from doctor.integrations.files import add_hook, json_settings, remove_hook
+from doctor.integrations import Location, Plan, edit_hook
+from doctor.integrations.files import json_settings
 from doctor.sources.discovery import CODEX, agent_homes
 
-HOOK = "doctor hook codex"
-EVENTS = ("UserPromptSubmit",)
+EVENTS = ("UserPromptSubmit", "PostToolUse")
 
 
 def plan(location: Location, *, installing: bool, options: dict) -> Plan:
@@ -23,10 +23,8 @@ def plan(location: Location, *, installing: bool, options: dict) -> Plan:
 
     def edit(settings: dict) -> None:
         for event in EVENTS:
-            if installing:
-                add_hook(settings, event, HOOK, timeout=30)
-            else:
-                remove_hook(settings, event, HOOK)
+            edit_hook(settings, "codex", event, installing=installing,
+                      tell_model=options.get("tell_model", False), timeout=30)
 
     notes = ["trust doctor's hook once: open `codex`, type /hooks, review and trust `doctor hook codex`",
              "then type /doctor:memory in Codex (the hook answers it)"] if installing else []

@@ -5,13 +5,14 @@
 typed arguments shell-quoted (`{{args}}`). Gemini runs it only when a policy allows it (or with
 `--yolo`): `<base>/policies/doctor.toml` holds one `allow` rule for `run_shell_command` with the
 command prefix `doctor slash gemini`. Gemini passes no session id, so doctor reads the newest
-Gemini session of the working directory.
+Gemini session of the working directory. `settings.json` gets an `AfterTool` hook running
+`doctor hook gemini` (the oversized alarm).
 """
 
 from __future__ import annotations
 
-from doctor.integrations import Location, Plan
-from doctor.integrations.files import owned_file
+from doctor.integrations import Location, Plan, edit_hook
+from doctor.integrations.files import json_settings, owned_file
 from doctor.sources.discovery import GEMINI, agent_homes
 
 COMMAND = '''\
@@ -36,7 +37,12 @@ priority = 100
 
 def plan(location: Location, *, installing: bool, options: dict) -> Plan:
     base = location.base(agent_homes(location.env)[GEMINI], ".gemini")
+    def edit(settings: dict) -> None:
+        edit_hook(settings, "gemini", "AfterTool", installing=installing,
+                  tell_model=options.get("tell_model", False), matcher="*", timeout=30000)
+
     return Plan([
         owned_file(base / "commands" / "doctor" / "memory.toml", COMMAND if installing else None),
         owned_file(base / "policies" / "doctor.toml", POLICY if installing else None),
+        json_settings(base / "settings.json", edit),
     ], ["type /doctor:memory in Gemini CLI"] if installing else [])

@@ -125,7 +125,7 @@ class Client:
             return box.env(CODEX_HOME=str(box.home / ".codex"), FAKE_API_KEY="sk-fake", RUST_LOG="error")
         return box.env()
 
-    def run(self, box: Sandbox, args: list[str], steps: list, timeout: float = 240) -> Outcome:
+    def run(self, box: Sandbox, args: list[str], steps: list, timeout: float = 240, env: dict | None = None) -> Outcome:
         log = box.root / f"fake-{time.monotonic_ns()}.log"
         script = log.with_suffix(".json")
         script.write_text(json.dumps({"steps": steps}))
@@ -133,7 +133,7 @@ class Client:
         server = subprocess.Popen([sys.executable, str(FAKES / self.fake), str(port), str(script), str(log)])
         try:
             _wait_for_port(port)
-            done = subprocess.run(self.command(port, args), cwd=box.project, env=self.environment(box, port),
+            done = subprocess.run(self.command(port, args), cwd=box.project, env={**self.environment(box, port), **(env or {})},
                                   capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
         finally:
             server.send_signal(signal.SIGTERM)

@@ -69,9 +69,10 @@ def test_qwen_settings_keep_unrelated_keys_through_install_and_uninstall(home, c
     assert cli.main(["install", "qwen"]) == 0
     installed = json.loads(settings.read_text())
     assert installed["permissions"]["allow"] == ["run_shell_command(git)", "run_shell_command(doctor slash)"]
-    assert {key: value for key, value in installed.items() if key != "permissions"} == {
+    assert {key: value for key, value in installed.items() if key not in ("permissions", "hooks")} == {
         key: value for key, value in original.items() if key != "permissions"}
-    assert list(installed) == list(original)
+    assert list(installed) == [*original, "hooks"]  # order kept, doctor's hook table last
+    assert installed["hooks"]["PostToolUse"][0]["hooks"][0]["command"] == "doctor hook qwen"
     [backup] = settings.parent.glob("settings.json.doctor-backup-*")
     assert json.loads(backup.read_text()) == original
     assert backup.stat().st_mode & 0o777 == 0o600 == settings.stat().st_mode & 0o777
@@ -130,3 +131,13 @@ def test_codex_hooks_keep_the_users_own_hooks(home):
     assert len(installed["hooks"]["UserPromptSubmit"]) == 2
     assert cli.main(["uninstall", "codex"]) == 0
     assert json.loads(hooks.read_text()) == theirs
+
+
+def test_tell_model_is_chosen_at_install_and_switches_cleanly(home):
+    settings = home / ".claude" / "settings.json"
+    cli.main(["install", "claude"])
+    cli.main(["install", "claude", "--tell-model"])
+    groups = json.loads(settings.read_text())["hooks"]["PostToolUse"]
+    assert [group["hooks"][0]["command"] for group in groups] == ["doctor hook claude --tell-model"]
+    cli.main(["uninstall", "claude"])
+    assert not settings.exists()

@@ -101,3 +101,13 @@ def test_prompt_hook_answers_doctor_memory_with_additional_context(capsys, monke
 def test_hook_stays_out_of_the_way(payload, capsys, monkeypatch):
     code, out, _ = _hook(capsys, monkeypatch, payload)
     assert (code, out) == (0, "")
+
+
+def test_doctor_memory_opens_a_session_by_its_id(tmp_path, capsys, monkeypatch):
+    claude = RECORDINGS / "claude" / "big-outputs"
+    monkeypatch.setenv("HOME", str(claude / "home"))
+    session = json.loads((claude / "meta.json").read_text())["sessionId"]
+    code, out, _ = run_cli(capsys, "memory", "--session", session, "--agent", "claude", "--json")
+    assert code == 0 and json.loads(out)["source"]["sessionId"] == session
+    code, _, err = run_cli(capsys, "memory", "--session", "no-such-id", "--json")
+    assert code == 2 and "no session with this id" in err

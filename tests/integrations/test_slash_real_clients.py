@@ -143,3 +143,45 @@ def test_codex_prompt_hook_answers_doctor_memory(tmp_path):
     summary = typed.text_with("doctor memory — codex session")
     assert summary is not None, typed.stdout + typed.stderr
     assert _chars(summary) == expected["totalChars"]
+
+
+@_needs(CLAUDE)
+@pytest.mark.parametrize("tell_model", [False, True])
+def test_claude_after_tool_hook_raises_the_oversized_alarm(tmp_path, tell_model):
+    box = Sandbox(tmp_path)
+    box.doctor("install", "claude", *(["--tell-model"] if tell_model else []))
+    big = "python3 -c \"print('o' * 60000)\""  # 60,001 chars > 2 × 25,000 + 500
+    # BASH_MAX_OUTPUT_LENGTH lifts Claude's own 30,000-char Bash cap, as a user may: the whole output lands
+    ran = CLAUDE.run(box, ["-p", "go", "--dangerously-skip-permissions", "--tools", "Bash",
+                           "--output-format", "stream-json", "--verbose"],
+                     [[{"name": "Bash", "input": {"command": big, "description": "big"}}],
+                      [{"name": "Bash", "input": {"command": "seq 1 5", "description": "small"}}], "All done."],
+                     env={"BASH_MAX_OUTPUT_LENGTH": "150000"})
+    assert ran.returncode == 0, ran.stderr
+    shown = [json.loads(line).get("content", "") for line in ran.stdout.splitlines() if '"informational"' in line]
+    alarms = [text for text in shown if "doctor: Bash returned" in text]
+    assert len(alarms) == 1 and "60,000 chars, over 2× its 25,000-char budget" in alarms[0], shown  # small one: silent
+    told = ran.text_with("above twice its 25,000-char budget")
+    assert (told is not None) == tell_model
+
+
+@_needs(QWEN)
+def test_qwen_after_tool_hook_tells_the_model_when_opted_in(tmp_path):
+    box = Sandbox(tmp_path)
+    box.doctor("install", "qwen", "--tell-model")
+    settings = box.home / ".qwen" / "settings.json"  # truncation off, as in recordings/qwen/oversized-alarm
+    settings.write_text(json.dumps({**json.loads(settings.read_text()),
+                                    "tools": {"truncateToolOutputThreshold": -1, "toolOutputBatchBudget": -1}}))
+    grep = box.project / "grep"
+    grep.mkdir()
+    for f in range(20):
+        (grep / f"g{f:02d}.txt").write_text("".join("needle %02d-%04d %s\n" % (f, i, "g" * 100) for i in range(200)))
+    ran = QWEN.run(box, ["-p", "go", "--yolo"], [
+        [{"name": "grep_search", "args": {"pattern": "needle", "path": str(grep)}}],
+        [{"name": "run_shell_command", "args": {"command": "seq 1 5", "description": "small"}}], "All done."])
+    assert ran.returncode == 0, ran.stderr
+    # grep keeps its finite 20,000 budget with truncation off: the raw 1,000 matches are oversized.
+    # (Qwen 0.24.4 headless shows no hook systemMessage; the model-facing sentence is what is checked.)
+    told = ran.text_with("above twice its 20,000-char budget")
+    assert told is not None and "The last grep_search result is" in told
+    assert ran.text_with("The last run_shell_command result") is None
