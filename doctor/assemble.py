@@ -93,7 +93,7 @@ def analyse(
 
 def report_for_session(session: LoadedSession, options: ReportOptions, *, spill=None, process=None) -> MemoryReport:
     resolved = resolve_settings(options, session.project_dir)
-    analysis, unavailable = analyse(session.history(), session.ui_history, resolved)
+    analysis, unavailable = analyse(session.history_to_measure(), session.ui_history, resolved)
     return MemoryReport(
         source=SourceInfo(
             kind="file",
