@@ -16,7 +16,9 @@ from doctor.core.budgets import BudgetRegistry, QwenLimits, ToolSpec
 from doctor.core.retention import RetentionUnavailable
 from doctor.core.settings import QwenSettings, deep_merge, load_qwen_settings
 from doctor.report.model import MemoryReport, SettingsInfo, SourceInfo
+from doctor.report.paths import project_hash
 from doctor.sources.base import LoadedSession
+from doctor.sources.jsonl import count_records
 
 
 @dataclass(frozen=True)
@@ -113,3 +115,30 @@ def report_for_session(session: LoadedSession, options: ReportOptions, *, spill=
         top=options.top,
         path_style=options.path_style,
     )
+
+
+def report_with_spill_audit(session: LoadedSession, options: ReportOptions, *, spill_roots=(), process=None) -> MemoryReport:
+    """The report of a session read from disk, its spill files audited (`spill_roots`: where copied ones live)."""
+    from dataclasses import replace
+
+    from doctor.spill.audit import audit_spill
+    from doctor.spill.pointers import pointers_for
+    from doctor.spill.resolve import SpillLocator
+
+    report = report_for_session(session, options, process=process)
+    locator = SpillLocator(session.path, spill_roots=list(spill_roots), session_roots=session.spill_roots)
+    return replace(report, spill=audit_spill(session, pointers_for(session, report.retention), locator))
+
+
+def scan_facts(session: LoadedSession) -> dict:
+    """What `doctor scan` records about a session beyond the report: agent version, project hash
+    (never the path), file size and records. `doctor memory --json --results` adds them to the source."""
+    version = session.meta.get("client_version")
+    gemini_hash = session.meta.get("projectHash")
+    path = session.path
+    return {
+        "agentVersion": version if isinstance(version, str) else None,
+        "projectHash": project_hash(session.project_dir) or (gemini_hash[:16] if isinstance(gemini_hash, str) else None),
+        "sizeBytes": os.path.getsize(path) if path is not None else None,
+        "records": count_records(path) if path is not None else None,
+    }

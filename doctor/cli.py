@@ -1,4 +1,4 @@
-"""`doctor` command line: `doctor memory …`, `doctor sessions …`, `doctor spill …`.
+"""`doctor` command line: `doctor memory …`, `doctor sessions …`, `doctor spill …`, `doctor scan …`.
 
 Each subcommand lives in `doctor/commands/<name>.py` with `register(subparsers)`
 (adds its parser and sets `handler`) so this file stays a dispatcher. Usage
@@ -18,10 +18,26 @@ COMMAND_MODULES = (
     "doctor.commands.memory",
     "doctor.commands.sessions",
     "doctor.commands.spill",
+    "doctor.commands.scan",
+    "doctor.commands.install",
+    "doctor.commands.slash",
+    "doctor.commands.hook",
 )
 
 
-def build_parser() -> argparse.ArgumentParser:
+# Commands whose module is not named after them.
+COMMAND_ALIASES = {"uninstall": "doctor.commands.install"}
+
+
+def _modules_for(argv: list[str]) -> tuple[str, ...]:
+    """Only the named command's module when the first word names one: start-up matters for what
+    agents call after every turn or tool (`doctor hook`, `doctor slash`); otherwise all of them."""
+    first = next((arg for arg in argv if not arg.startswith("-")), None)
+    module = COMMAND_ALIASES.get(first) or f"doctor.commands.{first}"
+    return (module,) if module in COMMAND_MODULES else COMMAND_MODULES
+
+
+def build_parser(modules: tuple[str, ...] = COMMAND_MODULES) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="doctor",
         description="Diagnostics for coding-agent sessions: what the history keeps, what it costs, where big outputs went.",
@@ -30,7 +46,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--debug", action="store_true",
                         help="on an internal error, print the traceback (accepted anywhere on the command line)")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in COMMAND_MODULES:
+    for name in modules:
         try:
             module = importlib.import_module(name)
         except ModuleNotFoundError as exc:
@@ -41,10 +57,22 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def command_parser(parser: argparse.ArgumentParser, args: argparse.Namespace) -> argparse.ArgumentParser:
+    """The parser of the (sub)command `args` came through: `doctor spill show`'s for `doctor spill show …`."""
+    while True:
+        commands = [action for action in parser._actions if isinstance(action, argparse._SubParsersAction)]
+        name = getattr(args, commands[0].dest, None) if commands else None
+        if name not in (commands[0].choices if commands else {}):
+            return parser
+        parser = commands[0].choices[name]
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
     argv, debug = crash.split_debug_flag(sys.argv[1:] if argv is None else list(argv))
-    args = parser.parse_args(argv)
+    parser = build_parser(_modules_for(argv))
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:  # argparse would blame the top-level parser and print its usage, not the command's
+        command_parser(parser, args).error(f"unrecognized arguments: {' '.join(unknown)}")
     if not getattr(args, "handler", None):
         parser.print_help(sys.stderr)
         return 2

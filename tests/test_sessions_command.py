@@ -91,3 +91,19 @@ def test_bad_agent_is_a_usage_error(home):
     with pytest.raises(SystemExit) as exit_info:
         main(["sessions", "--agent", "nobody"])
     assert exit_info.value.code == exitcodes.USAGE_OR_INPUT
+
+
+def test_started_is_the_sessions_first_timestamp_in_utc_for_every_agent(tmp_path, monkeypatch, capsys):
+    """Not the file's mtime (a checkout's time): the first record's time, as `…Z`, whatever the agent."""
+    from tests.sources.test_discovery import four_agent_home
+
+    home = four_agent_home(tmp_path)
+    for name in ("QWEN_HOME", "CLAUDE_CONFIG_DIR", "CODEX_HOME", "GEMINI_CLI_HOME"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("TZ", "America/New_York")  # the listing must not depend on the reader's zone
+    assert main(["sessions", "--fast", "--json"]) == exitcodes.OK
+    started = {row["agent"]: row["started"] for row in json.loads(capsys.readouterr().out)}
+    # the first "timestamp" (Gemini: "startTime") each real client wrote, to the second
+    assert started == {"qwen": "2026-12-02T11:51:32Z", "claude": "2026-12-02T11:34:30Z",
+                       "codex": "2026-12-02T11:38:37Z", "gemini": "2026-12-02T11:37:32Z"}

@@ -40,7 +40,7 @@ def test_unknown_arguments_get_qwens_message(session, line, unknown):
 def test_json_is_the_cli_report_with_the_host_process(session):
     result = slash.handle("/doctor memory --json", session)
     data = json.loads(result.text)
-    expected = session.report().to_json()
+    expected = session.report().to_dict()
     assert data["toolResultRetention"] == expected["toolResultRetention"]
     assert data["retention"] == expected["retention"]
     assert data["process"]["pid"] == __import__("os").getpid()

@@ -8,13 +8,14 @@ audit into an exit code. Exit codes: see `doctor.exitcodes`.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from dataclasses import replace
 from pathlib import Path
 
 from doctor import exitcodes
-from doctor.assemble import ReportOptions, report_for_session
+from doctor.assemble import ReportOptions, report_with_spill_audit, scan_facts
+from doctor.commands.arguments import positive_int
+from doctor.commands.output import write_private
 from doctor.commands.read_progress import reading_progress
 from doctor.config import load_budget_overrides
 from doctor.core.budgets import parse_budget_value, parse_tool_budget_overrides
@@ -42,9 +43,12 @@ def register(subparsers) -> None:
     output.add_argument("--format", choices=FORMATS, help="print a report in this format instead of opening the TUI")
     output.add_argument("--no-tui", action="store_true", help="print the text report even on a terminal")
     output.add_argument("--output", "-o", type=Path, metavar="FILE", help="write the report to FILE (mode 0600)")
-    output.add_argument("--top", type=_positive_int, default=10, metavar="N", help="largest results to list (10)")
+    output.add_argument("--top", type=positive_int, default=10, metavar="N", help="largest results to list (10)")
     output.add_argument("--paths", choices=PATH_STYLES, default="short",
                         help="how paths appear in reports: short (default), full, or hash")
+    output.add_argument("--results", dest="scan_facts", action="store_true",
+                        help="JSON: add every result's sizes, the agent version and project hash (what `doctor scan` "
+                             "reads from a pasted report)")
     output.add_argument("--include-previews", action="store_true",
                         help="add bounded previews of the largest results, obvious secrets masked")
     source = parser.add_argument_group("which session")
@@ -73,13 +77,6 @@ def register(subparsers) -> None:
     process.add_argument("--deep", action="store_true", help="deep size of the history held in memory, and a type summary (pympler; slow)")
     process.add_argument("--compare", nargs=2, type=Path, metavar=("A", "B"), help="diff two tracemalloc snapshots")
     parser.set_defaults(handler=run)
-
-
-def _positive_int(text: str) -> int:
-    value = int(text)
-    if value <= 0:
-        raise argparse.ArgumentTypeError("must be a positive integer")
-    return value
 
 
 def _budget(text: str) -> float:
@@ -140,7 +137,7 @@ def run(args) -> int:
     text = render(report, args.format or "text", include_previews=args.include_previews, session=session)
     if args.output:
         try:
-            _write_private(args.output, text)
+            write_private(args.output, text)
         except OSError as exc:
             return _fail(f"{args.output}: {exc.strerror or exc}")
     else:
@@ -172,7 +169,7 @@ def _locate(args) -> Path:
     from doctor.sources.discovery import find_sessions, newest_for_cwd
 
     if args.session:
-        matches = [ref for ref in find_sessions(agent=args.agent) if ref.session_id == args.session]
+        matches = [ref for ref in find_sessions(agent=args.agent) if ref.id == args.session]
         if not matches:
             raise SourceError(args.session, "no session with this id" + (f" for {args.agent}" if args.agent else ""))
         return matches[0].path
@@ -183,13 +180,10 @@ def _locate(args) -> Path:
 
 
 def _build(session: LoadedSession, options: ReportOptions, args) -> MemoryReport:
-    from doctor.spill.audit import audit_spill
-    from doctor.spill.pointers import pointers_for
-    from doctor.spill.resolve import SpillLocator
-
-    report = report_for_session(session, options, process=_process(args, session))
-    locator = SpillLocator(session.path, spill_roots=args.spill_roots, session_roots=session.spill_roots)
-    return replace(report, spill=audit_spill(session, pointers_for(session, report.retention), locator))
+    report = report_with_spill_audit(session, options, spill_roots=args.spill_roots, process=_process(args, session))
+    if getattr(args, "scan_facts", False):
+        report = replace(report, scan_facts=scan_facts(session))
+    return report
 
 
 def _process(args, session: LoadedSession):
@@ -210,14 +204,6 @@ def _wants_tui(args) -> bool:
     except ModuleNotFoundError:
         return False
     return True
-
-
-def _write_private(path: Path, text: str) -> None:
-    """Report files may name paths and tools: create them 0600, never widen an existing file."""
-    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
-        handle.write(text)
-    os.chmod(path, 0o600)
 
 
 def _exit_code(report: MemoryReport, args, fail_on: set[str]) -> int:

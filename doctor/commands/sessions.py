@@ -17,6 +17,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from doctor import exitcodes
+from doctor.commands.arguments import non_negative_int
 from doctor.core.analysis import analyze_tool_result_retention
 from doctor.core.retention import RetentionUnavailable
 from doctor.sources.base import SourceError
@@ -46,7 +47,7 @@ def register(subparsers) -> None:
     parser.add_argument("--agent", choices=AGENTS, help="only this agent's sessions")
     parser.add_argument("--project", metavar="DIR", help="only sessions that ran in DIR")
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
-    parser.add_argument("--limit", type=int, default=20, metavar="N", help="list at most N sessions (default 20; 0 = all)")
+    parser.add_argument("--limit", type=non_negative_int, default=20, metavar="N", help="list at most N sessions (default 20; 0 = all)")
     parser.add_argument("--fast", action="store_true", help="do not read sessions (no tool-result columns)")
     parser.set_defaults(handler=run)
 
@@ -71,9 +72,6 @@ def _row(ref: SessionRef, measure: bool) -> SessionRow:
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.limit < 0:
-        print("doctor sessions: --limit must be 0 or more", file=sys.stderr)
-        return exitcodes.USAGE_OR_INPUT
     project = Path(args.project) if args.project else None
     refs = find_sessions(agent=args.agent, project=project)
     if args.limit:

@@ -2,7 +2,8 @@
 
 `list` names every pointer and where it resolved; `verify` runs the audit and turns it
 into an exit code (0 clean, 1 findings, 2 unreadable input); `show` pages one spill file
-with read_file semantics (zero-based line offset and a line limit, or a regex filter)
+with read_file semantics (zero-based line offset and a line limit, or a regex filter whose
+matches are numbered from 1, as `grep -n` and the TUI pager number lines)
 through the same engine as the TUI pager (`doctor.spill.pager.Pager`): bounded memory
 whatever the file, binary files as hex rows.
 Spill files hold arbitrary tool output, so `show` renders it inert: escape sequences are
@@ -20,6 +21,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from doctor import exitcodes
+from doctor.commands.arguments import non_negative_int, positive_int
 from doctor.core.analysis import analyze_tool_result_retention
 from doctor.core.retention import RetentionUnavailable
 from doctor.report.inert import inert
@@ -50,9 +52,10 @@ def register(subparsers) -> None:
 
     show = commands.add_parser("show", help="print part of a spill file, inert")
     show.add_argument("file", type=Path, metavar="FILE")
-    show.add_argument("--offset", type=_non_negative, default=0, help="first line, zero-based")
-    show.add_argument("--limit", type=_positive, default=DEFAULT_LIMIT, help="lines to print")
-    show.add_argument("--grep", metavar="RE", help="print only the lines matching RE (with their numbers)")
+    show.add_argument("--offset", type=non_negative_int, default=0, help="first line, zero-based")
+    show.add_argument("--limit", type=positive_int, default=DEFAULT_LIMIT, help="lines to print")
+    show.add_argument("--grep", metavar="RE",
+                      help="print only the lines matching RE, with their line numbers (from 1, as grep -n)")
     _add_root_options(show)
     show.set_defaults(handler=run_show)
 
@@ -68,20 +71,6 @@ def _add_root_options(parser: argparse.ArgumentParser) -> None:
                         help="where copied spill files are (repeatable)")
     parser.add_argument("--allow-outside", action="store_true",
                         help="open files that resolve outside the agent's spill roots")
-
-
-def _non_negative(text: str) -> int:
-    value = int(text)
-    if value < 0:
-        raise argparse.ArgumentTypeError("must be ≥ 0")
-    return value
-
-
-def _positive(text: str) -> int:
-    value = int(text)
-    if value <= 0:
-        raise argparse.ArgumentTypeError("must be > 0")
-    return value
 
 
 # -- list / verify -------------------------------------------------------------------
@@ -146,6 +135,9 @@ def run_verify(args) -> int:
 
 def run_show(args) -> int:
     path = args.file
+    if not os.path.lexists(path):
+        print(f"doctor: {path}: no such file", file=sys.stderr)
+        return exitcodes.USAGE_OR_INPUT
     real = Path(os.path.realpath(path))
     if not args.allow_outside and not _may_open(path, real, args.spill_roots):
         print(f"doctor: {path}: resolves to {real}, outside any agent spill directory or --spill-root; "
@@ -164,8 +156,12 @@ def run_show(args) -> int:
                 rows = _hex_rows(pager, args.offset, args.limit)
             else:
                 rows = _lines(pager, args.offset, args.limit)
+            printed = 0
             for row in rows:
                 print(row)
+                printed += 1
+            if not printed and pattern is None and args.offset > 0:
+                return _past_the_end(path, pager, args.offset)
     except SpillFileError as exc:
         print(f"doctor: {path}: {exc.reason}", file=sys.stderr)
         return exitcodes.USAGE_OR_INPUT
@@ -173,6 +169,29 @@ def run_show(args) -> int:
         print(f"doctor: {path}: {exc.strerror or exc}", file=sys.stderr)
         return exitcodes.USAGE_OR_INPUT
     return exitcodes.OK
+
+
+def _past_the_end(path: Path, pager: Pager, offset: int) -> int:
+    """`--offset` beyond the last line (or hex row): say how far the file goes instead of printing nothing."""
+    if pager.is_binary:
+        count, unit = -(-pager.size // HEX_ROW_BYTES), "rows"
+    else:
+        count, unit = _count_lines(pager), "lines"
+    offsets = f"offsets 0 to {count - 1}" if count else "it is empty"
+    print(f"doctor: {path}: --offset {offset} is past the end: the file has {count:,} {unit} ({offsets})",
+          file=sys.stderr)
+    return exitcodes.USAGE_OR_INPUT
+
+
+def _count_lines(pager: Pager) -> int:
+    """Lines as `page` counts them (the last needs no newline), by doubling then halving `byte_of_line`."""
+    low, high = 0, 1
+    while pager.byte_of_line(high) is not None:
+        low, high = high, high * 2
+    while high - low > 1:
+        middle = (low + high) // 2
+        low, high = (middle, high) if pager.byte_of_line(middle) is not None else (low, middle)
+    return high if pager.byte_of_line(low) is not None else 0
 
 
 def _may_open(path: Path, real: Path, spill_roots: list[Path]) -> bool:
@@ -206,7 +225,7 @@ def _line_end(pager: Pager, number: int) -> int:
 
 
 def _grep(pager: Pager, expression: str, offset: int) -> Iterator[str]:
-    """`N: line` for each line from `offset` on with a match, streaming (a 1 GB line included).
+    """`N: line` for each line from `offset` on with a match (N from 1), streaming (a 1 GB line included).
 
     A match shows the line's start; one beyond `MAX_LINE_CHARS` shows the text around it
     and its char position. Matches that would span a newline do not count (lines are
@@ -221,11 +240,11 @@ def _grep(pager: Pager, expression: str, offset: int) -> Iterator[str]:
             start = (match.line, match.char + 1)  # crossed a line end: look further along this line
             continue
         if match.char + match.length <= MAX_LINE_CHARS:
-            yield f"{match.line}: {inert(pager.page(match.line, 1, max_line_chars=MAX_LINE_CHARS)[0].text)}"
+            yield f"{match.line + 1}: {inert(pager.page(match.line, 1, max_line_chars=MAX_LINE_CHARS)[0].text)}"
         else:
             context = max(0, match.char - GREP_CONTEXT)
             window = pager.char_window(match.line, context, match.length + 2 * GREP_CONTEXT)
-            yield f"{match.line}: …[char {match.char:,}] {inert(window)}…"
+            yield f"{match.line + 1}: …[char {match.char:,}] {inert(window)}…"
         start = (match.line + 1, 0)
 
 

@@ -17,6 +17,7 @@ from doctor.assemble import ReportOptions, resolve_settings
 from doctor.core.analysis import RetentionTracker
 from doctor.core.budgets import INFINITE, ToolSpec
 from doctor.core.retention import RetentionUnavailable
+from doctor.live.spill import LiveSpillAudit
 from doctor.report.model import MemoryReport, SourceInfo
 
 HistoryLike = Sequence | Callable[[], Sequence]
@@ -46,7 +47,9 @@ class LiveSession:
         settings: Mapping | str | Path | None = None,
         agent: str = "python-host",
         options: ReportOptions | None = None,
+        spill_roots: Iterable[str | Path] = (),
     ):
+        """`spill_roots`: the directories the host's tools spill big outputs to (audited, and paged in the TUI)."""
         self._history = history
         self._ui_history = ui_history
         base = options or ReportOptions()
@@ -58,6 +61,7 @@ class LiveSession:
         self.agent = agent
         self._resolved = resolve_settings(self.options, Path.cwd())
         self._tracker = RetentionTracker(self._resolved.budgets, self._resolved.image_token_estimate)
+        self._spill = LiveSpillAudit(agent, spill_roots)
         self._lock = threading.Lock()
 
     def history(self) -> Sequence:
@@ -76,15 +80,18 @@ class LiveSession:
     def report(self, *, process: object | None = None) -> MemoryReport:
         """A report for the history as it is now (a consistent prefix if the host is appending)."""
         with self._lock:
+            history = self.history()
             try:
-                analysis, unavailable = self._tracker.analyze(self.history(), self.ui_history()), None
+                analysis, unavailable = self._tracker.analyze(history, self.ui_history()), None
             except RetentionUnavailable as exc:
                 self._tracker.invalidate()
                 analysis, unavailable = None, f"Tool result retention diagnostics unavailable: {exc}"
+            spill = self._spill.audit(analysis)
         return MemoryReport(
             source=SourceInfo(kind="live", agent=self.agent),
             retention=analysis,
             retention_unavailable=unavailable,
+            spill=spill,
             settings=self._resolved.info,
             process=process,
             top=self.options.top,
@@ -98,6 +105,11 @@ def attach(
     ui_history: HistoryLike | None = None,
     tools: Iterable | Mapping | None = None,
     settings: Mapping | str | Path | None = None,
+    spill_roots: Iterable[str | Path] = (),
 ) -> LiveSession:
-    """Attach to a live history (a list of Contents or a callable returning it)."""
-    return LiveSession(history, ui_history=ui_history, tools=tools, settings=settings)
+    """Attach to a live history (a list of Contents or a callable returning it).
+
+    `spill_roots`: where the host's tools write the full text of outputs they cut short;
+    its stubs' files are audited there and the TUI pages them (enter on a result).
+    """
+    return LiveSession(history, ui_history=ui_history, tools=tools, settings=settings, spill_roots=spill_roots)

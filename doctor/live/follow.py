@@ -31,7 +31,7 @@ from doctor.live.summary import summary_line
 from doctor.report.inert import inert_json
 from doctor.report.model import MemoryReport
 from doctor.sources.base import LoadedSession, SourceError
-from doctor.tui.provider import ProgressCallback, session_preview
+from doctor.tui.provider import ProgressCallback, SessionText
 
 DEFAULT_POLL_SECONDS = 0.5
 # Bytes at the start and just before the resume offset, compared on each poll to notice a rewrite.
@@ -176,8 +176,8 @@ def follow(follower: FileFollower, *, interval: float = DEFAULT_POLL_SECONDS, st
             time.sleep(interval)
 
 
-class FollowProvider:
-    """The TUI's provider in follow mode: `refresh()` polls the file."""
+class FollowProvider(SessionText):
+    """The TUI's provider in follow mode: `refresh()` polls the file; results are read from its latest session."""
 
     def __init__(self, follower: FileFollower, *, refresh_interval: float = 1.0):
         self.follower = follower
@@ -196,8 +196,9 @@ class FollowProvider:
         change = self.follower.poll()
         return None if change is None else change.report
 
-    def preview(self, result) -> str | None:
-        return session_preview(self.follower.session, result)
+    @property
+    def _session(self):
+        return self.follower.session
 
 
 def print_changes(
@@ -211,7 +212,7 @@ def print_changes(
     """The text face of `--follow`: one summary line per change, or one compact JSON report per line."""
     for change in follow(follower, interval=interval, stop=stop):
         if as_json:
-            out.write(inert_json(json.dumps(change.report.to_json(), ensure_ascii=False, separators=(",", ":"))) + "\n")
+            out.write(inert_json(json.dumps(change.report.to_dict(), ensure_ascii=False, separators=(",", ":"))) + "\n")
         else:
             out.write(f"{time.strftime('%H:%M:%S')} {change.reason:>9} {change.size:>12,} B  {summary_line(change.report)}\n")
         out.flush()

@@ -11,16 +11,19 @@ from __future__ import annotations
 from doctor.live import LiveSession
 from doctor.process import collect_process_diagnostics
 from doctor.report.model import MemoryReport
-from doctor.tui.provider import ProgressCallback, session_preview
+from doctor.tui.provider import ProgressCallback, SessionText
 
 DEFAULT_REFRESH_SECONDS = 2.0
 
 
-class LiveSessionProvider:
-    """Reports of a LiveSession for the doctor TUI, refreshed while the host keeps working."""
+class LiveSessionProvider(SessionText):
+    """Reports of a LiveSession for the doctor TUI, refreshed while the host keeps working.
+
+    `preview` and `full_text` (SessionText) read a result from the host's own objects.
+    """
 
     def __init__(self, session: LiveSession, *, process: bool = True, refresh_interval: float = DEFAULT_REFRESH_SECONDS):
-        self.session = session
+        self.session = self._session = session
         self.process = process
         self.refresh_interval = refresh_interval
         self.title = f"live history ({session.agent})"
@@ -40,10 +43,6 @@ class LiveSessionProvider:
         if not self.process and self._signature() == self._seen:
             return None
         return self._report()
-
-    def preview(self, result) -> str | None:
-        """A bounded head of one result's output, read from the host's own objects."""
-        return session_preview(self.session, result)
 
     def _signature(self) -> tuple[int, int]:
         """Length and last Content's identity: enough to notice appends, replacements and truncation."""

@@ -15,7 +15,8 @@ class PeakRss:
     """The high-water mark of resident memory from `getrusage`.
 
     Linux reports `ru_maxrss` in KiB and macOS in bytes; `raw` and `unit` keep what the kernel
-    said so a reader can check the conversion to `bytes`.
+    said. `bytes` is that in bytes, raised to the RSS read with it when the kernel's mark
+    lagged behind (see `doctor.process.collect.at_least`): a peak is never below the current.
     """
 
     bytes: int

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from html import escape
 
+from doctor.report.charts import Chart, svg
 from doctor.report.model import MemoryReport
 from doctor.report.sections import (
     QWEN_SECTION_TITLE,
@@ -26,13 +27,20 @@ _STYLE = """
 body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; color: #1f2328; background: #fff;
        max-width: 72rem; margin: 2rem auto; padding: 0 1rem; }
 h1 { font-size: 1.35rem; } h2 { font-size: 1.1rem; margin-top: 1.8rem; border-bottom: 1px solid #d0d7de; }
-table { border-collapse: collapse; margin: .6rem 0; }
+table { border-collapse: collapse; margin: .6rem 0; max-width: 100%; }
 th, td { border: 1px solid #d0d7de; padding: .25rem .55rem; text-align: left; vertical-align: top; }
-th { background: #f6f8fa; } td.number, th.number { text-align: right; font-variant-numeric: tabular-nums; }
+td.path { overflow-wrap: anywhere; }  /* long paths and pointers wrap on screen; the text stays whole to select */
+th { background: #f6f8fa; } td.number, th.number { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 pre { background: #f6f8fa; padding: .7rem; overflow-x: auto; white-space: pre-wrap; word-break: break-all; }
 code { background: #f6f8fa; padding: 0 .2rem; }
 .caption { font-weight: 600; margin-bottom: .2rem; }
+figure { margin: .6rem 0; display: inline-block; }
 """
+
+
+# A cell holding an unbroken run this long (a path, a pointer, a digest) may break anywhere, so it wraps
+# instead of widening the page; tool names and words keep breaking only between words.
+_PATH_LIKE = re.compile(r"\S{24,}")
 
 
 def _slug(title: str) -> str:
@@ -45,9 +53,13 @@ def _paragraph(block: Paragraph) -> str:
 
 
 def _table(table: Table) -> str:
+    def kind(i: int, cell: str) -> str:
+        if i in table.numeric:
+            return " class=number"
+        return " class=path" if _PATH_LIKE.search(cell) else ""
+
     def cells(tag: str, row) -> str:
-        return "".join(f'<{tag}{" class=number" if i in table.numeric else ""}>{escape(cell)}</{tag}>'
-                       for i, cell in enumerate(row))
+        return "".join(f"<{tag}{kind(i, cell)}>{escape(cell)}</{tag}>" for i, cell in enumerate(row))
 
     rows = "".join(f"<tr>{cells('td', row)}</tr>" for row in table.rows)
     return f"<table><thead><tr>{cells('th', table.columns)}</tr></thead><tbody>{rows}</tbody></table>"
@@ -64,6 +76,8 @@ def _section(section: Section) -> str:
     for block in section.blocks:
         if isinstance(block, Table):
             parts.append(_table(block))
+        elif isinstance(block, Chart):
+            parts.append(f'<figure>{svg(block)}</figure>')
         elif isinstance(block, Verbatim):
             parts.append(_verbatim(block))
         else:
@@ -73,8 +87,13 @@ def _section(section: Section) -> str:
 
 
 def render_html(report: MemoryReport, previews: dict | None = None) -> str:
-    title = escape(heading(report))
-    body = "\n".join(_section(section) for section in build_sections(report, previews))
+    return html_document(heading(report), build_sections(report, previews))
+
+
+def html_document(title: str, sections) -> str:
+    """A heading and sections as one self-contained page (the memory report, and `doctor scan`'s answers)."""
+    title = escape(title)
+    body = "\n".join(_section(section) for section in sections)
     return (
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
         f'<meta http-equiv="Content-Security-Policy" content="{_POLICY}">\n'

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 
+from doctor.report.charts import Chart
 from doctor.report.model import MemoryReport
 from doctor.report.sections import (
     QWEN_SECTION_TITLE,
@@ -67,6 +68,8 @@ def _section(section: Section) -> list[str]:
     for block in section.blocks:
         if isinstance(block, Table):
             lines += _table(block)
+        elif isinstance(block, Chart):
+            continue  # drawn in HTML; the tables beside it carry the same figures
         elif isinstance(block, Verbatim):
             lines += _verbatim(block)
         else:
@@ -75,7 +78,12 @@ def _section(section: Section) -> list[str]:
 
 
 def render_markdown(report: MemoryReport, previews: dict | None = None) -> str:
-    lines = [f"# {_escape(heading(report))}", ""]
-    for section in build_sections(report, previews):
+    return markdown_document(heading(report), build_sections(report, previews))
+
+
+def markdown_document(title: str, sections) -> str:
+    """A heading and sections as Markdown (the memory report, and `doctor scan`'s answers)."""
+    lines = [f"# {_escape(title)}", ""]
+    for section in sections:
         lines += _section(section)
     return "\n".join(lines).rstrip("\n") + "\n"

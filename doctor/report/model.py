@@ -1,7 +1,7 @@
 """The report model: one object every renderer (text, JSON, Markdown, HTML, TUI) reads.
 
-`MemoryReport.to_json()` is the output of `doctor memory --json` and of
-`doctor.attach(history).report().to_json()`: Qwen's `toolResultRetention`
+`MemoryReport.to_dict()` is the object `doctor memory --json` prints (and
+`to_json()` that text), also from `doctor.attach(history).report()`: Qwen's `toolResultRetention`
 object verbatim, doctor's additions beside it, a `schemaVersion`, stable key
 order. It carries sizes, counts, names and pointers, never payload text.
 This module imports neither rich nor textual.
@@ -18,6 +18,7 @@ from doctor.core.budgets import Budget
 from doctor.core.retention import ResultMeasure, whole_number
 from doctor.report.advice import advise
 from doctor.report.audit_summary import presented_audit_json
+from doctor.report.json_text import JsonText, json_text
 from doctor.report.paths import PATH_STYLES, present_path  # noqa: F401  (PATH_STYLES: public here too)
 
 SCHEMA_VERSION = 1
@@ -73,12 +74,17 @@ class MemoryReport:
     top: int = DEFAULT_TOP
     path_style: str = "short"
     extra: dict = field(default_factory=dict)
+    scan_facts: dict | None = None  # --results: assemble.scan_facts, and every result's row
 
     @property
     def qwen_stats(self):
         return self.retention.stats if self.retention is not None else None
 
-    def to_json(self) -> dict:
+    def to_json(self) -> JsonText:
+        """The text `doctor memory --json` prints (indexing it like a dict still works, deprecated)."""
+        return json_text(self.to_dict())
+
+    def to_dict(self) -> dict:
         """The `doctor memory --json` object (documented by schema/memory-report.schema.json)."""
         data: dict = {
             "schemaVersion": SCHEMA_VERSION,
@@ -88,6 +94,10 @@ class MemoryReport:
         if self.retention is not None:
             data["toolResultRetention"] = self.retention.stats.to_qwen_json()
         data["retention"] = self._retention_json()
+        if self.scan_facts is not None:
+            data["source"].update(self.scan_facts)
+            if self.retention is not None:
+                data["retention"]["results"] = [self.result_json(result) for result in self.retention.results]
         data["settings"] = self._settings_json()
         data["sideChannel"] = [
             {"kind": copy.kind, "count": copy.count, "chars": copy.chars} for copy in self.side_channel

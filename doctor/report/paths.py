@@ -8,9 +8,12 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 from pathlib import Path
 
 PATH_STYLES = ("short", "full", "hash")
+# An absolute POSIX path of two parts or more inside free text (not the tail of a word or URL).
+_PATH_IN_TEXT = re.compile(r"(?<![\w/~.:-])/(?:[^\s/'\"`<>|;,()\[\]{}]+/)+[^\s/'\"`<>|;,()\[\]{}]*")
 
 
 def present_path(path: str | os.PathLike | None, style: str = "short") -> str | None:
@@ -35,3 +38,27 @@ def present_path(path: str | os.PathLike | None, style: str = "short") -> str | 
     if len(parts) > 4:
         text = os.path.join(parts[0] if parts[0] in ("~", "/") else "…", "…", *parts[-2:])
     return text
+
+
+def paths_in_text(text: str, style: str = "short") -> str:
+    """Absolute paths inside free text (a preview of tool output) shown in `style`, like every other path.
+
+    A stub says "Full output saved to: /home/ana/.qwen/tmp/<hash>/tool-results/x.txt": with
+    --paths short or hash that must not print the full path the rest of the report hides.
+    """
+    if style == "full":
+        return text
+
+    def shown(match: re.Match) -> str:
+        path = match.group(0)
+        core = path.rstrip(".:")  # the end of a sentence is not part of the file name
+        return present_path(core, style) + path[len(core):]
+
+    return _PATH_IN_TEXT.sub(shown, text)
+
+
+def project_hash(project: str | os.PathLike | None) -> str | None:
+    """A project named without revealing it: the first 16 hex digits of sha256 of its path."""
+    if not project:
+        return None
+    return hashlib.sha256(os.fspath(project).encode("utf-8", "surrogatepass")).hexdigest()[:16]

@@ -19,6 +19,7 @@ from doctor.core.parts import (
 )
 from doctor.report.inert import inert
 from doctor.report.masking import mask_secrets
+from doctor.report.paths import paths_in_text
 
 PREVIEW_CHARS = 400
 _MASK_WINDOW = 8192
@@ -43,13 +44,17 @@ def _visible_text(part: object) -> str | None:
     return None
 
 
-def _preview(ordinal: int, text: str, limit: int) -> Preview:
+def _preview(ordinal: int, text: str, limit: int, path_style: str) -> Preview:
     masked = mask_secrets(text[:_MASK_WINDOW])
-    return Preview(ordinal, inert(masked[:limit]), len(masked) > limit or len(text) > _MASK_WINDOW)
+    shown = paths_in_text(inert(masked[:limit]), path_style)
+    return Preview(ordinal, shown, len(masked) > limit or len(text) > _MASK_WINDOW)
 
 
-def collect_previews(session, results, limit: int = PREVIEW_CHARS) -> dict[int, Preview]:
-    """Previews of `results` (ResultMeasure rows) by ordinal; results whose text is gone are left out."""
+def collect_previews(session, results, limit: int = PREVIEW_CHARS, path_style: str = "short") -> dict[int, Preview]:
+    """Previews of `results` (ResultMeasure rows) by ordinal; results whose text is gone are left out.
+
+    Paths inside the text are shown as `path_style` (--paths) asks, like the rest of the report.
+    """
     wanted: dict[int, list[tuple[int, int]]] = {}
     for result in results:
         wanted.setdefault(result.content_index, []).append((result.part_index, result.ordinal))
@@ -65,5 +70,5 @@ def collect_previews(session, results, limit: int = PREVIEW_CHARS) -> dict[int, 
             if isinstance(parts, (list, tuple)) and part_index < len(parts):
                 text = _visible_text(parts[part_index])
                 if text is not None:
-                    previews[ordinal] = _preview(ordinal, text, limit)
+                    previews[ordinal] = _preview(ordinal, text, limit, path_style)
     return previews

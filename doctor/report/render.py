@@ -6,19 +6,17 @@ the session here, once, and only when `include_previews` is asked for.
 
 from __future__ import annotations
 
-import json
-
-from doctor.report.inert import inert_json
+from doctor.report.json_text import json_text
 from doctor.report.model import MemoryReport
 
 FORMATS = ("text", "json", "markdown", "html")
 
 
 def render_json(report: MemoryReport, previews: dict | None = None) -> str:
-    data = report.to_json()
+    data = report.to_dict()
     if previews is not None:
         data["previews"] = [preview.to_json() for preview in previews.values()]
-    return inert_json(json.dumps(data, indent=2, ensure_ascii=False)) + "\n"
+    return json_text(data)
 
 
 def _previews(report: MemoryReport, session) -> dict:
@@ -26,7 +24,7 @@ def _previews(report: MemoryReport, session) -> dict:
 
     if report.retention is None:
         return {}
-    return collect_previews(session, report.retention.largest(report.top))
+    return collect_previews(session, report.retention.largest(report.top), path_style=report.path_style)
 
 
 def render(report: MemoryReport, fmt: str = "text", *, include_previews: bool = False, session=None) -> str:

@@ -203,15 +203,20 @@ def _process(report: MemoryReport) -> Section | None:
     return Section("Process", (Verbatim(tuple(inert_line(line) for line in process_lines(report.process))),))
 
 
-def _issues(report: MemoryReport) -> Section | None:
-    if not report.issues:
-        return None
+def issue_lines(report: MemoryReport) -> list[str]:
+    """`severity: file:line: message` for each input problem, paths as --paths asks (the TUI lists them too)."""
     lines = []
     for issue in report.issues:
         where = present_path(issue.path, report.path_style)
         location = f"{where}:{issue.line}" if issue.line is not None else where
         lines.append(inert_line(f"{issue.severity}: {location}: {issue.message}"))
-    return Section("Input problems", (Verbatim(tuple(lines)),))
+    return lines
+
+
+def _issues(report: MemoryReport) -> Section | None:
+    if not report.issues:
+        return None
+    return Section("Input problems", (Verbatim(tuple(issue_lines(report))),))
 
 
 def build_sections(report: MemoryReport, previews: dict | None = None) -> list[Section]:

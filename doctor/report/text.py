@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import textwrap
 
+from doctor.report.charts import Chart
 from doctor.report.model import MemoryReport
 from doctor.report.sections import (
     Paragraph,
@@ -50,6 +51,8 @@ def _section(section: Section) -> list[str]:
     for block in section.blocks:
         if isinstance(block, Table):
             lines += _table(block)
+        elif isinstance(block, Chart):
+            continue  # drawn in HTML; the tables beside it carry the same figures
         elif isinstance(block, Verbatim):
             lines += _verbatim(block, titled=section.title is not None)
         else:
@@ -58,7 +61,12 @@ def _section(section: Section) -> list[str]:
 
 
 def render_text(report: MemoryReport, previews: dict | None = None) -> str:
-    lines = [heading(report)]
-    for section in build_sections(report, previews):
+    return text_document(heading(report), build_sections(report, previews))
+
+
+def text_document(title: str, sections) -> str:
+    """A heading and sections as plain text (the memory report, and `doctor scan`'s answers)."""
+    lines = [title]
+    for section in sections:
         lines += ["", *_section(section)]
     return "\n".join(lines) + "\n"

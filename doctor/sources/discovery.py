@@ -5,9 +5,10 @@ Qwen `$QWEN_HOME` (~/.qwen) `/projects/<cwd, every non-alphanumeric char → '-'
 Claude `$CLAUDE_CONFIG_DIR` (~/.claude) `/projects/<same escaping>/*.jsonl`,
 Codex `$CODEX_HOME` (~/.codex) `/sessions/YYYY/MM/DD/rollout-*.jsonl`,
 Gemini `$GEMINI_CLI_HOME/.gemini` (~/.gemini) `/tmp/<project slug or sha256>/chats/session-*.json[l]`.
-Listing only stats files. The start time and project come from the file name
-or directory when they encode it; Codex rollouts (not per project) get a
-cheap read of their first line for the cwd.
+Listing only stats files and reads the first records (at most HEAD_BYTES): the start
+time is the session's first timestamp, in UTC (`…Z`) for every agent, and the project
+comes from the directory when it encodes it, else from the first records' cwd. A file
+whose first records say no time falls back to the time in its name, then its mtime.
 """
 
 from __future__ import annotations
@@ -29,6 +30,9 @@ HEAD_LINES = 16
 
 _CODEX_NAME = re.compile(r"rollout-(\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d)-(.+)\.jsonl$")
 _GEMINI_NAME = re.compile(r"session-(\d{4}-\d\d-\d\dT\d\d-\d\d)-([0-9A-Za-z]+)\.jsonl?$")
+# A legacy Gemini session is one pretty-printed JSON object: its top-level "startTime" is on a line of its own.
+_PRETTY_START = re.compile(rb'^\s*"startTime"\s*:\s*"([^"]+)"\s*,?\s*$')
+TIMESTAMP, START_TIME, CWD = ("timestamp",), ("startTime",), ("cwd",)
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,7 +43,7 @@ class SessionRef:
     project: str | None  # the working directory the agent ran in, when known
     id: str
     path: Path
-    started: str | None  # ISO-8601 text, from the name or the first record
+    started: str | None  # UTC ISO-8601 to the second (`2026-12-02T11:51:32Z`), from the first record
     size: int
     mtime: float
 
@@ -84,11 +88,23 @@ def _stat_ref(agent: str, path: Path, session_id: str, project: str | None, star
         stat = path.stat()
     except OSError:
         return None
-    return SessionRef(agent, project, session_id, path, started or _iso(stat.st_mtime), stat.st_size, stat.st_mtime)
+    return SessionRef(agent, project, session_id, path, _utc(started) or _iso(stat.st_mtime), stat.st_size,
+                      stat.st_mtime)
 
 
 def _iso(timestamp: float) -> str:
     return datetime.fromtimestamp(timestamp, timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def _utc(text: str | None) -> str | None:
+    """ISO text as UTC to the second with `Z`; a time without a zone is this machine's local time."""
+    if not text:
+        return None
+    try:
+        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return _iso(moment.timestamp())  # naive datetimes are local time to .timestamp()
 
 
 def _files(directory: Path, pattern: str) -> list[Path]:
@@ -120,7 +136,8 @@ def _per_project(agent: str, home: Path, project: str | None, chats: str) -> Ite
     """`<home>/projects/<escaped cwd>/<chats>/<session id>.jsonl`, the layout Qwen and Claude share."""
     for directory in _project_dirs(home / "projects", project):
         for path in _files(directory / chats, "*.jsonl"):
-            ref = _stat_ref(agent, path, path.stem, project or _head_field(path, ("cwd",)), None)
+            head = _head_fields(path, (CWD, TIMESTAMP))
+            ref = _stat_ref(agent, path, path.stem, project or head.get(CWD), head.get(TIMESTAMP))
             if ref:
                 yield ref
 
@@ -128,10 +145,11 @@ def _per_project(agent: str, home: Path, project: str | None, chats: str) -> Ite
 def _codex(home: Path, project: str | None) -> Iterator[SessionRef]:
     for path in _files(home / "sessions", "**/rollout-*.jsonl"):
         match = _CODEX_NAME.search(path.name)
-        cwd = _head_field(path, ("payload", "cwd")) or _head_field(path, ("cwd",))
+        head = _head_fields(path, (("payload", "cwd"), CWD, TIMESTAMP))
+        cwd = head.get(("payload", "cwd")) or head.get(CWD)
         if project is not None and cwd != project:
             continue
-        started = _name_time(match.group(1), "%Y-%m-%dT%H-%M-%S") if match else None
+        started = head.get(TIMESTAMP) or (_name_time(match.group(1), "%Y-%m-%dT%H-%M-%S") if match else None)
         ref = _stat_ref(CODEX, path, match.group(2) if match else path.stem, cwd, started)
         if ref:
             yield ref
@@ -146,8 +164,9 @@ def _gemini(home: Path, project: str | None) -> Iterator[SessionRef]:
             match = _GEMINI_NAME.search(path.name)
             if not match:  # `.tmp-<pid>` and `.unreadable-<ts>` leftovers
                 continue
-            started = _name_time(match.group(1), "%Y-%m-%dT%H-%M")
-            session_id = _head_field(path, ("sessionId",)) or match.group(2)  # JSONL metadata line; legacy: name
+            head = _head_fields(path, (("sessionId",), START_TIME))
+            started = head.get(START_TIME) or _name_time(match.group(1), "%Y-%m-%dT%H-%M")
+            session_id = head.get(("sessionId",)) or match.group(2)  # JSONL metadata line; legacy: name
             ref = _stat_ref(GEMINI, path, session_id, project or owners.get(directory.name), started)
             if ref:
                 yield ref
@@ -181,12 +200,14 @@ def _name_time(text: str, pattern: str) -> str | None:
         return None
 
 
-def _head_field(path: Path, keys: tuple[str, ...], lines: int = HEAD_LINES) -> str | None:
-    """A string field of the first records that have it, reading at most HEAD_BYTES.
+def _head_fields(path: Path, wanted: tuple[tuple[str, ...], ...], lines: int = HEAD_LINES) -> dict:
+    """{key path: string value} of the first records that have each, reading at most HEAD_BYTES.
 
     Claude files open with records that carry no cwd (queue operations,
-    attachments), so a few lines are tried, never the whole file.
+    attachments), so a few lines are tried, never the whole file. A legacy Gemini
+    file is one pretty-printed object: its "startTime" line is read as such.
     """
+    found: dict = {}
     budget = HEAD_BYTES
     try:
         with open(path, "rb") as handle:
@@ -194,13 +215,19 @@ def _head_field(path: Path, keys: tuple[str, ...], lines: int = HEAD_LINES) -> s
                 line = handle.readline(budget)
                 budget -= len(line)
                 if not line or budget <= 0:
-                    return None
-                value = _dig(line, keys)
-                if value is not None:
-                    return value
+                    break
+                for keys in wanted:
+                    if keys not in found:
+                        value = _dig(line, keys)
+                        pretty = _PRETTY_START.match(line) if keys == START_TIME and value is None else None
+                        value = value if pretty is None else pretty.group(1).decode("utf-8", "replace")
+                        if value is not None:
+                            found[keys] = value
+                if len(found) == len(wanted):
+                    break
     except OSError:
-        return None
-    return None
+        pass
+    return found
 
 
 def _dig(line: bytes, keys: tuple[str, ...]) -> str | None:

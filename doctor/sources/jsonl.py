@@ -280,3 +280,17 @@ def _bad_line_issue(path: Path, number: int, terminated: bool, size: int, error:
     if not terminated:
         return SourceIssue(path, number, "incomplete last record (the file may still be being written); ignored", "note")
     return SourceIssue(path, number, f"invalid JSON line ({size:,} bytes) skipped", "warning")
+
+
+def count_records(path: Path) -> int:
+    """JSON lines in a `.jsonl` file (non-blank lines are counted by their newlines); a JSON document is one record."""
+    path = Path(path)
+    if path.suffix != ".jsonl":
+        return 1
+    lines = 0
+    last = b"\n"
+    with open_session_file(path) as handle:
+        while chunk := handle.read(READ_CHUNK):
+            lines += chunk.count(b"\n")
+            last = chunk[-1:]
+    return lines + (last != b"\n")

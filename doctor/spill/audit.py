@@ -11,6 +11,7 @@ resolves outside its roots is never opened unless the caller passes `allow_outsi
 from __future__ import annotations
 
 import os
+import re
 import stat
 from collections import Counter
 from collections.abc import Sequence
@@ -26,6 +27,10 @@ from doctor.spill.resolve import Resolution, SpillLocator
 QWEN_FILE_CAP_BYTES = 50 * 1024 * 1024
 QWEN_SESSION_BUDGET_BYTES = 500 * 1024 * 1024
 QWEN_CLEANUP_SECONDS = 24 * 3600
+# Files Qwen 0.24.4 keeps in the project temp dir beside its spills, never spill files: the
+# Logger's prompt log (LOG_FILE_NAME "logs.json") and `/chat save` checkpoints
+# (`checkpoint-${tag}.json`), and the shell's `shell_history`.
+QWEN_OWN_FILES = re.compile(r"logs\.json|checkpoint-.*\.json|shell_history")
 
 ERROR = "error"
 WARNING = "warning"
@@ -168,7 +173,7 @@ def audit_spill(
     if _is_qwen(session.agent) and total > QWEN_SESSION_BUDGET_BYTES:
         findings.append(Finding(OVER_SESSION_BUDGET, WARNING, None,
                                 f"spill files total {_mib(total)}, over Qwen's 500 MiB per-session budget"))
-    orphans = _orphans(checks, locator)
+    orphans = _orphans(checks, locator, session.agent)
     findings += [Finding(ORPHAN, INFO, None, "no result points to this file", path) for path in orphans]
     if cache is not None:
         cache.save()
@@ -291,8 +296,11 @@ def _spilled_bytes(checks: Sequence[FileCheck]) -> int:
     return sum(sizes.values())
 
 
-def _orphans(checks: Sequence[FileCheck], locator: SpillLocator) -> tuple[str, ...]:
-    """Regular files in the spill directories (where pointed files live, and the reader's roots) nobody names."""
+def _orphans(checks: Sequence[FileCheck], locator: SpillLocator, agent: str) -> tuple[str, ...]:
+    """Regular files in the spill directories (where pointed files live, and the reader's roots) nobody names.
+
+    The agent's own bookkeeping files there (Qwen's logs.json…) are not spill files.
+    """
     named = {str(check.resolution.real) for check in checks if check.resolution.real is not None}
     directories = {check.resolution.found.parent for check in checks
                    if check.resolution.exists and check.resolution.inside}
@@ -304,6 +312,8 @@ def _orphans(checks: Sequence[FileCheck], locator: SpillLocator) -> tuple[str, .
         except OSError:
             continue
         for entry in entries:
+            if _is_qwen(agent) and QWEN_OWN_FILES.fullmatch(entry.name):
+                continue
             if entry.is_file(follow_symlinks=False) and os.path.realpath(entry.path) not in named:
                 orphans.append(entry.path)
     return tuple(sorted(orphans))

@@ -8,6 +8,9 @@ from __future__ import annotations
 
 import math
 
+from rich.console import Group
+from rich.measure import Measurement
+from rich.padding import Padding
 from rich.text import Text
 
 from doctor.report.inert import inert as _inert_report
@@ -74,3 +77,48 @@ def bar(fraction: float, width: int) -> str:
     eighths = round(fraction * width * 8)
     full, rest = divmod(eighths, 8)
     return "█" * full + ("" if rest == 0 else " ▏▎▍▌▋▊▉"[rest])
+
+
+def indented(text: Text) -> Group:
+    """`text` line by line, each wrapped line kept at its own indent (Text wraps back to column 0).
+
+    Qwen's retention lines are indented two spaces; at 80 columns a long one wrapped to the
+    panel's edge and read like a new heading.
+    """
+    rows = []
+    for line in text.split("\n"):
+        indent = len(line.plain) - len(line.plain.lstrip(" "))
+        rows.append(Padding(line[indent:], (0, 0, 0, indent)) if indent else line)
+    return Group(*rows)
+
+
+class PathText:
+    """A path that wraps after a `/` (Rich folds a path, which has no spaces, mid-name).
+
+    Inert like `plain`; a single part longer than the width is folded as a last resort.
+    """
+
+    def __init__(self, path: str, style: str = "") -> None:
+        self.text = inert(path)
+        self.style = style
+
+    def _parts(self) -> list[str]:
+        parts = self.text.split("/")
+        return [part + "/" for part in parts[:-1]] + [parts[-1]] if len(parts) > 1 else parts
+
+    def __rich_measure__(self, console, options) -> Measurement:
+        return Measurement(max((len(part) for part in self._parts()), default=1), max(1, len(self.text)))
+
+    def __rich_console__(self, console, options):
+        width = max(1, options.max_width)
+        lines, current = [], ""
+        for part in self._parts():
+            if current and len(current) + len(part) > width:
+                lines.append(current)
+                current = ""
+            current += part
+            while len(current) > width:
+                lines.append(current[:width])
+                current = current[width:]
+        lines.append(current)
+        yield Text("\n".join(lines), style=self.style)

@@ -12,14 +12,17 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
+from doctor.report.figures import plural
 from doctor.report.model import MemoryReport, present_path
 from doctor.report.qwen_text import format_tool_result_retention
+from doctor.report.sections import issue_lines
 from doctor.tui import format as fmt
 
 CHART_ROWS = 12
 CHANNEL_LABEL = 36  # label column of the "Model-visible vs side-channel copies" panel
 UI_SCAN_LABEL = "display text, Qwen UI-history scan"
 CHANNEL_LABELS = {"ui-display": "every resultDisplay string kept"}  # side-channel kind -> label
+ISSUES_SHOWN = 8  # input problems listed on the Overview; the rest are counted
 
 
 @dataclass(frozen=True)
@@ -28,6 +31,7 @@ class OverviewView:
 
     alarm: Text
     alarm_class: str
+    issues: object | None
     offender: object
     qwen: object
     turns: object
@@ -50,19 +54,40 @@ def overview_view(report: MemoryReport) -> OverviewView:
     else:
         alarm = Text(" OK  no tool result above its budget")
         alarm_class = "alarm-off"
+    skipped = sum(issue.severity == "warning" for issue in report.issues)
+    if skipped:  # the figures cover only what could be read: the banner says so, never a plain OK
+        alarm.append(f"\n {plural(skipped, 'part')} of the input could not be read and "
+                     f"{'was' if skipped == 1 else 'were'} skipped: the figures cover the rest (Input problems below).")
+        if alarm_class == "alarm-off":
+            alarm_class = "alarm-partial"
+    issues = _issues(report)
     qwen = Text(format_tool_result_retention(analysis.stats)) if analysis else Text("–")
     if analysis is not None:
         qwen.append(f"\n  ≈ {fmt.num(analysis.stats.total_tokens)} tokens (chars / 4)", style="dim")
     return OverviewView(
         alarm=alarm,
         alarm_class=alarm_class,
+        issues=None if issues is None else fmt.indented(issues),
         offender=_offender(report),
-        qwen=qwen,
+        qwen=fmt.indented(qwen),
         turns=_turns(report),
-        channels=_channels(report),
-        spill=_spill(report),
-        process=_process_line(report.process) if report.process is not None else None,
+        channels=fmt.indented(_channels(report)),
+        spill=fmt.indented(_spill(report)),
+        process=fmt.indented(_process_line(report.process)) if report.process is not None else None,
     )
+
+
+def _issues(report: MemoryReport) -> Text | None:
+    """The input problems with file and line, as the text report's "Input problems" lists them."""
+    lines = issue_lines(report)
+    if not lines:
+        return None
+    text = Text("Input problems", style="bold")
+    for line in lines[:ISSUES_SHOWN]:
+        text.append(f"\n  {line}", style="yellow" if line.startswith("warning") else "dim")
+    if len(lines) > ISSUES_SHOWN:
+        text.append(f"\n  … {len(lines) - ISSUES_SHOWN} more: doctor memory --no-tui lists them all", style="dim")
+    return text
 
 
 def _offender(report: MemoryReport) -> Text:
@@ -70,10 +95,12 @@ def _offender(report: MemoryReport) -> Text:
     if analysis is None or not analysis.results:
         return Text("No tool results in this history.")
     top = analysis.largest(1)[0]
+    # One style for the whole line and a visible separator: the gap after the tool name was a
+    # separate run's leading space, lost by readers that trim runs ("run_shell_command90,200").
     text = Text("Biggest result  ", style="bold")
     text.append(f"#{top.ordinal} ")
-    text.append(fmt.plain(top.tool or "(no name)", "bold"))
-    text.append(f"  {fmt.num(top.chars)} chars, turn {top.turn}")
+    text.append(fmt.plain(top.tool or "(no name)"))
+    text.append(f" · {fmt.num(top.chars)} chars, turn {top.turn}")
     if top.sentinel != "none":
         text.append(f", bounded by {top.sentinel}")
     text.append("\n")

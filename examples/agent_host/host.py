@@ -36,7 +36,8 @@ class Host:
         self.out = out
         self.interactive = interactive
         self.history: list[dict] = []
-        self.doctor = doctor.attach(self.history, tools={"run_shell_command": SHELL_BUDGET})
+        self.doctor = doctor.attach(self.history, tools={"run_shell_command": SHELL_BUDGET},
+                                    spill_roots=[toolbox.spill_dir])
         self.running = True
         self.commands: dict[str, Callable[[str], None]] = {
             "/help": self.help,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import shutil
 import stat
 import subprocess
 import sys
@@ -100,3 +101,125 @@ def test_repl_on_stdin(tmp_path):
     assert "Memory Diagnostics" in out
     assert "[error] Unknown argument(s): --oops." in out
     assert "never read" not in out
+
+
+def test_repl_report_audits_the_hosts_spill_files(tmp_path):
+    """`/doctor memory` typed at the host's prompt audits the files its tools spilled (issue 15 item 4)."""
+    done = subprocess.run(
+        [sys.executable, str(HOST_DIR / "host.py"), "--workdir", str(tmp_path)],
+        input="go\n/doctor memory --json\n/quit\n", capture_output=True, text=True, timeout=120, check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    body = done.stdout[done.stdout.index("{"):done.stdout.rindex("}") + 1]
+    audit = json.loads(body)["spill"]
+    spilled = sorted(p.name for p in (tmp_path / ".spill").rglob("*.*"))
+    assert audit["ok"] and audit["findings"] == [] and audit["orphans"] == []
+    assert audit["totals"]["pointers"] == audit["totals"]["resolved"] == len(spilled) == 2
+    assert sorted(Path(check["resolution"]["found"]).name for check in audit["pointers"]) == spilled
+    assert {check["file"]["mode"] for check in audit["pointers"]} == {"0600"}
+
+
+def test_tui_pages_a_spilled_output_of_the_live_host(host, tmp_path):
+    """The host's `/doctor memory` TUI: 3, Down, Enter, Enter pages the file the shell result spilled."""
+    import asyncio
+
+    from doctor.live.provider import LiveSessionProvider
+    from doctor.tui.app import DoctorApp
+    from doctor.tui.screens.detail import ResultDetailScreen
+    from doctor.tui.screens.pager import PagerScreen
+    from doctor.tui.widgets.pager_view import PagerView
+    from doctor.tui.widgets.tables import ResultsTable
+    from tests.tui.test_journeys import loaded, text_of, wait_for
+
+    host.dispatch("go")
+    spilled = next((tmp_path / ".spill").glob("run_shell_command_*.output"))
+
+    async def journey():
+        app = DoctorApp(LiveSessionProvider(host.doctor, process=False), keymap={})
+        async with app.run_test(size=(100, 30)) as pilot:
+            screen = await loaded(pilot)
+            assert "not audited" not in text_of(screen.query_one("#spill-status"))
+            assert "2 resolved" in text_of(screen.query_one("#spill-status"))
+            await pilot.press("3")
+            table = screen.query_one(ResultsTable)
+            await pilot.press("down")
+            chosen = screen.report.retention.results[int(table.selected_key())]
+            assert chosen.tool == "run_shell_command" and chosen.sentinel == "in-tool truncation"
+            await pilot.press("enter")
+            assert isinstance(app.screen, ResultDetailScreen)
+            assert "press enter to page through it" in text_of(app.screen.query_one("#detail-spill"))
+            await pilot.press("enter")
+            pager = app.screen
+            assert isinstance(pager, PagerScreen) and pager.path == str(spilled)
+            view = pager.query_one(PagerView)
+            await wait_for(pilot, lambda: not pager.indexing and view.line_text(0) is not None)
+            lines = spilled.read_text().splitlines()
+            assert view.line_count == len(lines) > 200_000  # all of `seq 1 200000`, not the stub's head and tail
+            assert (view.line_text(2), view.line_text(3)) == ("Output: 1", "2")
+
+    asyncio.run(journey())
+
+
+def test_tui_pages_an_unspilled_output_of_the_live_host(host):
+    """A result kept whole in the history pages from the host's own objects (enter on any result)."""
+    import asyncio
+
+    from doctor.live.provider import LiveSessionProvider
+    from doctor.tui.app import DoctorApp
+    from doctor.tui.screens.pager import PagerScreen
+    from doctor.tui.widgets.pager_view import PagerView
+    from tests.tui.test_journeys import loaded, wait_for
+
+    host.dispatch("go")
+
+    async def journey():
+        app = DoctorApp(LiveSessionProvider(host.doctor, process=False), keymap={})
+        async with app.run_test(size=(100, 30)) as pilot:
+            await loaded(pilot)
+            await pilot.press("b", "enter")  # the biggest: read_file, not spilled
+            await wait_for(pilot, lambda: isinstance(app.screen, PagerScreen))
+            view = app.screen.query_one(PagerView)
+            await wait_for(pilot, lambda: view.line_text(0) is not None)
+            assert view.line_text(0) == "row 1 of a wide table with padding text"
+
+    asyncio.run(journey())
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("tmux") is None, reason="drives the host on a terminal through tmux")
+def test_repl_on_a_terminal_opens_the_tui_and_pages_a_spilled_file(tmp_path):
+    """The journey of issue 15 item 4, keys typed into the real host on a real terminal (tmux)."""
+    import time
+
+    name = f"doctor-host-{os.getpid()}"
+    command = f"{sys.executable} {HOST_DIR / 'host.py'} --workdir {tmp_path}"
+
+    def tmux(*args: str) -> str:
+        return subprocess.run(["tmux", *args], capture_output=True, text=True, check=False, timeout=30).stdout
+
+    def screen_until(text: str, seconds: float = 30) -> str:
+        deadline = time.monotonic() + seconds
+        while True:
+            pane = tmux("capture-pane", "-p", "-t", name)
+            if text in pane or time.monotonic() > deadline:
+                return pane
+            time.sleep(0.2)
+
+    tmux("new-session", "-d", "-s", name, "-x", "100", "-y", "30", command)
+    try:
+        assert "agent host in" in screen_until("agent host in")
+        for line in ("go", "/doctor memory"):
+            tmux("send-keys", "-t", name, line, "Enter")
+        assert "Spilled outputs" in screen_until("Spilled outputs")
+        tmux("send-keys", "-t", name, "3")
+        screen_until("of 4 results")
+        tmux("send-keys", "-t", name, "Down", "Enter")
+        assert "press enter to page through it" in screen_until("press enter to page through it")
+        tmux("send-keys", "-t", name, "Enter")
+        pane = screen_until("line 1/200,004 ")  # counted once the pager has indexed the whole file
+        assert "Command: seq 1 200000" in pane and "line 1/200,004 " in pane
+        tmux("send-keys", "-t", name, "q")
+        assert "doctor memory closed" in screen_until("doctor memory closed")
+        tmux("send-keys", "-t", name, "/quit", "Enter")
+    finally:
+        tmux("kill-session", "-t", name)

@@ -43,11 +43,11 @@ def _lines(path: Path) -> list[bytes]:
 
 
 def _fresh(path: Path) -> dict:
-    return report_for_session(open_session(path), ReportOptions()).to_json()["toolResultRetention"]
+    return report_for_session(open_session(path), ReportOptions()).to_dict()["toolResultRetention"]
 
 
 def _followed(follower: FileFollower) -> dict:
-    return follower.report.to_json()["toolResultRetention"]
+    return follower.report.to_dict()["toolResultRetention"]
 
 
 @pytest.mark.parametrize("recording", SESSIONS, ids=lambda p: p.parent.name)
@@ -134,7 +134,7 @@ def test_provider_refresh_while_a_writer_thread_appends(tmp_path):
             reports.append(report)
     writer.join()
     final = provider.refresh() or reports[-1]
-    assert final.to_json()["toolResultRetention"] == _fresh(recording)
+    assert final.to_dict()["toolResultRetention"] == _fresh(recording)
     counts = [r.qwen_stats.tool_result_count for r in reports]
     assert counts == sorted(counts) and len(set(counts)) > 2
 

@@ -10,39 +10,16 @@ from __future__ import annotations
 
 import html
 import json
-import os
 import re
-import shutil
-import struct
-import subprocess
-import zlib
 from pathlib import Path
 
 import pytest
+from browser_support import BROWSER, REQUIRED, browser, page_dom, png_pixels
 from report_support import RECORDINGS, all_sources, hostile_session, run_cli
 
 from doctor.report.figures import figure
 
-BROWSER = shutil.which("chromium") or shutil.which("chromium-browser")
-# CI installs chromium (.ci/run) and sets this, so a missing browser fails there instead of skipping.
-REQUIRED = os.environ.get("DOCTOR_REQUIRE_REFERENCE") == "1"
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-         "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-dev-shm-usage"]
-
 pytestmark = pytest.mark.skipif(BROWSER is None and not REQUIRED, reason="chromium is not installed")
-
-
-def _browser(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
-    assert BROWSER, "chromium is required (DOCTOR_REQUIRE_REFERENCE=1)"
-    profile = tmp_path / "profile"
-    return subprocess.run([BROWSER, *FLAGS, f"--user-data-dir={profile}", *args],
-                          capture_output=True, text=True, timeout=120, check=False, env={**os.environ, "HOME": str(tmp_path)})
-
-
-def _dom(tmp_path: Path, page: Path) -> str:
-    done = _browser(tmp_path, "--dump-dom", page.as_uri())
-    assert done.returncode == 0 and "<main>" in done.stdout, done.stderr[-2000:]
-    return done.stdout
 
 
 def _text(dom: str) -> str:
@@ -62,7 +39,7 @@ def _report(capsys, tmp_path: Path, session: Path, *extra: str) -> tuple[dict, P
 ], ids=["qwen-oversized-alarm", "claude-big-outputs"])
 def test_browser_renders_the_figures(capsys, tmp_path: Path, session: Path) -> None:
     report, page = _report(capsys, tmp_path, session)
-    dom = _dom(tmp_path, page)
+    dom = page_dom(tmp_path, page)
     text = _text(dom)
     stats = report["toolResultRetention"]
     assert f"Tool results in history: {stats['toolResultCount']}" in text
@@ -76,54 +53,47 @@ def test_browser_renders_the_figures(capsys, tmp_path: Path, session: Path) -> N
     assert "<script" not in dom
 
 
-def test_hostile_text_stays_text_in_the_browser(capsys, tmp_path: Path) -> None:
+def test_hostile_text_stays_text_in_thebrowser(capsys, tmp_path: Path) -> None:
     _, page = _report(capsys, tmp_path, hostile_session(tmp_path), "--include-previews")
-    dom = _dom(tmp_path, page)
+    dom = page_dom(tmp_path, page)
     assert "<script" not in dom and "<b>" not in dom  # no element was made from tool text
     text = _text(dom)
     assert "<script>alert(1)</script>" in text and "evil<b>[bold]tool|x" in text
     assert "[masked]" in text
 
 
-def _png_pixels(png: bytes) -> list[list[bytes]]:
-    """The pixels, row by row, of an 8-bit RGB/RGBA PNG (what chromium writes), filters undone."""
-    assert png[:8] == b"\x89PNG\r\n\x1a\n"
-    width, height, depth, colour = struct.unpack(">IIBB", png[16:26])
-    assert depth == 8 and colour in (2, 6)
-    channels = 3 if colour == 2 else 4
-    data, position = b"", 8
-    while position < len(png):
-        length, kind = struct.unpack(">I4s", png[position:position + 8])
-        if kind == b"IDAT":
-            data += png[position + 8:position + 8 + length]
-        position += 12 + length
-    raw, stride = zlib.decompress(data), width * channels
-    rows, previous = [], bytearray(stride)
-    for y in range(height):
-        kind, row = raw[y * (stride + 1)], bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
-        for x in range(stride):
-            left = row[x - channels] if x >= channels else 0
-            up, corner = previous[x], previous[x - channels] if x >= channels else 0
-            if kind == 1:
-                row[x] = (row[x] + left) & 0xFF
-            elif kind == 2:
-                row[x] = (row[x] + up) & 0xFF
-            elif kind == 3:
-                row[x] = (row[x] + (left + up) // 2) & 0xFF
-            elif kind == 4:
-                guess = left + up - corner
-                nearest = min((abs(guess - left), 0, left), (abs(guess - up), 1, up), (abs(guess - corner), 2, corner))
-                row[x] = (row[x] + nearest[2]) & 0xFF
-        rows.append([bytes(row[x:x + 3]) for x in range(0, stride, channels)])
-        previous = row
-    return rows
-
-
 def test_screenshot_is_not_blank(capsys, tmp_path: Path) -> None:
     _, page = _report(capsys, tmp_path, RECORDINGS / "qwen" / "oversized-alarm" / "session.jsonl")
     shot = tmp_path / "shot.png"
-    done = _browser(tmp_path, f"--screenshot={shot}", "--window-size=1200,900", page.as_uri())
+    done = browser(tmp_path, f"--screenshot={shot}", "--window-size=1200,900", page.as_uri())
     assert done.returncode == 0 and shot.is_file(), done.stderr[-2000:]
-    rows = _png_pixels(shot.read_bytes())
+    rows = png_pixels(shot.read_bytes())
     colours = {pixel for row in rows[::9] for pixel in row[::7]}
     assert len(colours) > 2, "the page rendered blank"
+
+
+def _page_width(tmp_path: Path, page: Path, width: int) -> tuple[int, int]:
+    """(scrollWidth, clientWidth) of `page` laid out `width` px wide: measured by a frame page, as the report runs no script."""
+    frame = tmp_path / "measure.html"
+    frame.write_text(
+        "<!doctype html><html><body style='margin:0'>"
+        f"<iframe id=r src='{page.as_uri()}' style='border:0;width:{width}px;height:900px'></iframe>"
+        "<pre id=out></pre><script>"
+        "window.onload = () => { const d = document.getElementById('r').contentDocument.documentElement;"
+        " document.getElementById('out').textContent = 'WIDTH ' + d.scrollWidth + ' ' + d.clientWidth; };"
+        "</script></body></html>")
+    done = browser(tmp_path, "--allow-file-access-from-files", "--virtual-time-budget=5000", "--dump-dom", frame.as_uri())
+    found = re.search(r"WIDTH (\d+) (\d+)", done.stdout)
+    assert found, done.stdout[-2000:] + done.stderr[-2000:]
+    return int(found.group(1)), int(found.group(2))
+
+
+def test_long_pointers_wrap_at_1280_px_and_stay_whole(capsys, tmp_path: Path) -> None:
+    """The pointer column of "Largest results" wraps instead of scrolling the page sideways."""
+    report, page = _report(capsys, tmp_path, RECORDINGS / "qwen" / "persist-gate" / "session.jsonl", "--paths", "full")
+    pointers = [path for row in report["retention"]["largest"] if row["pointer"] for path in row["pointer"]["paths"]]
+    assert pointers and min(len(p) for p in pointers) > 120  # one unbroken 64-char hash in each
+    scroll, client = _page_width(tmp_path, page, 1280)
+    assert scroll <= client, f"the page scrolls sideways: {scroll} px of content in {client} px"
+    text = _text(page_dom(tmp_path, page))
+    assert all(pointer in text for pointer in pointers)  # whole in the DOM: selectable and copyable

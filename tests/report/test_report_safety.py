@@ -100,3 +100,21 @@ def test_inert_keeps_text_and_shows_controls() -> None:
     assert inert("a\x1b[1mb\x1b[0m\tc\nd") == "a b\tc\nd".replace(" ", "")
     assert inert("bell\x07 nul\x00 del\x7f") == "bell\\x07 nul\\x00 del\\x7f"
     assert inert("\u202eevil") == "\\u202eevil"
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_paths_inside_previews_follow_paths_style(capsys, fmt: str) -> None:
+    """Qwen's stubs name the spill file by absolute path: --paths short (the default) shortens it there too."""
+    from pathlib import Path
+
+    recording = Path(__file__).resolve().parents[1] / "recordings" / "qwen" / "batch-budget" / "session.jsonl"
+    written = json.loads(_render(capsys, recording, "json", "--paths", "full"))["spill"]["pointers"][0]["path"]
+    assert written.startswith("/tmp/qrec/batch-budget/home/.qwen/tmp/")  # where the real client wrote it
+    full = _render(capsys, recording, fmt, "--include-previews", "--paths", "full")
+    short = _render(capsys, recording, fmt, "--include-previews")
+    hashed = _render(capsys, recording, fmt, "--include-previews", "--paths", "hash")
+    assert written in full
+    for out in (short, hashed):
+        assert "/tmp/qrec/" not in out and "batch-budget/home" not in out
+    shortened = "/…/tool-results/" + written.rsplit("/", 1)[1]
+    assert shortened in short and "sha256:" in hashed

@@ -23,6 +23,10 @@ def _copy_tree(source: Path, target: Path) -> None:
 
 @pytest.fixture
 def home(tmp_path) -> Path:
+    return four_agent_home(tmp_path)
+
+
+def four_agent_home(tmp_path: Path) -> Path:
     """One HOME with a session of each agent; mtimes make Qwen oldest and Gemini newest."""
     home = tmp_path / "home"
     qwen = home / ".qwen/projects" / sanitize_cwd(QWEN_CWD) / "chats"
@@ -44,8 +48,8 @@ def test_every_agent_newest_first(home):
     assert [r.agent for r in refs] == ["gemini", "codex", "claude", "qwen"]
     assert [r.project for r in refs] == [GEMINI_CWD, CODEX_CWD, CLAUDE_CWD, QWEN_CWD]
     gemini, codex, _, qwen = refs
-    assert gemini.id == "007f5c93-9db6-46c7-962f-3f26eaeb387c" and gemini.started == "2026-12-02T11:37:00"
-    assert codex.id == "01a2368c-a67d-7452-88e9-5ddece68f35c" and codex.started == "2026-12-02T11:38:37"
+    assert gemini.id == "007f5c93-9db6-46c7-962f-3f26eaeb387c" and gemini.started == "2026-12-02T11:37:32Z"
+    assert codex.id == "01a2368c-a67d-7452-88e9-5ddece68f35c" and codex.started == "2026-12-02T11:38:37Z"
     assert qwen.id == "43e02ab6-3edd-4c4e-bf6b-17d56c1bf33e"
     assert all(r.size == r.path.stat().st_size for r in refs)
 
@@ -86,6 +90,7 @@ def test_legacy_gemini_hash_dir_is_found_for_its_project(tmp_path):
                 chats / "session-2026-03-18T01-56-3afe7bdc.json")
     (ref,) = find_sessions(project=project, env={"HOME": str(tmp_path)})
     assert (ref.agent, ref.id, ref.project) == ("gemini", "3afe7bdc", project)
+    assert ref.started == "2026-03-18T01:56:54Z"  # its pretty-printed "startTime", not the name's minute
 
 
 def test_sanitize_matches_the_agents_directory_names():

@@ -1,6 +1,7 @@
 """`doctor spill` driven through the CLI entry point (and once as `python -m doctor`)."""
 
 import json
+import re
 import os
 import shutil
 import subprocess
@@ -95,7 +96,7 @@ def test_show_pages_by_zero_based_offset(gate, capsys):
 def test_show_grep_prints_numbered_matches(gate, capsys):
     path = next(gate.glob("tmp/grep_search_*.output"))
     assert main(["spill", "show", str(path), "--grep", r"needle 09-0001 ", "--spill-root", str(gate / "tmp")]) == 0
-    assert capsys.readouterr().out.startswith("4: L2: needle 09-0001")
+    assert capsys.readouterr().out.startswith("5: L2: needle 09-0001")
 
 
 def test_show_renders_escape_sequences_inert(tmp_path, capsys):
@@ -142,8 +143,8 @@ def test_show_cuts_a_giant_line_and_says_how_much_is_left(giant, capsys):
 def test_show_grep_finds_a_match_deep_in_a_giant_line(giant, capsys):
     assert main(["spill", "show", str(giant), "--grep", "(?i)needle", "--spill-root", str(giant.parent)]) == 0
     first, second = capsys.readouterr().out.splitlines()
-    assert first.startswith("0: …[char 3,000,000] aaa") and "aNEEDLEb" in first
-    assert second == "1: second line needle"
+    assert first.startswith("1: …[char 3,000,000] aaa") and "aNEEDLEb" in first
+    assert second == "2: second line needle"
 
 
 def test_show_grep_matches_within_one_line(giant, capsys):
@@ -158,3 +159,49 @@ def test_show_binary_file_as_hex_rows(tmp_path, capsys):
     assert main(["spill", "show", str(spill / "call_bin.txt"), "--offset", "4", "--limit", "1",
                  "--spill-root", str(spill)]) == 0
     assert capsys.readouterr().out.startswith("00000040  40 41 42")
+
+
+def test_qwens_own_files_in_the_project_temp_dir_are_not_orphans(gate, capsys):
+    """Qwen keeps logs.json (its prompt log), checkpoint-<tag>.json and shell_history beside the spills.
+
+    Names from Qwen 0.24.4's Logger (LOG_FILE_NAME, `checkpoint-${tag}.json`) and its shell
+    history (`<project temp dir>/shell_history`). A real stray spill file is still an orphan.
+    """
+    temp = gate / "tmp"
+    (temp / "logs.json").write_text('[{"sessionId": "s", "messageId": 0, "type": "user", "message": "go"}]')
+    (temp / "checkpoint-mine.json").write_text("[]")
+    (temp / "shell_history").write_text("ls\n")
+    stray = temp / "run_shell_command_0123456789ab.output"
+    stray.write_text("nobody points here")
+    assert main(["spill", "verify", str(gate / "session.jsonl"), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["orphans"] == [str(stray)]
+    assert main(["memory", str(gate / "session.jsonl"), "--json", "--paths", "full"]) == 0
+    assert json.loads(capsys.readouterr().out)["spill"]["orphans"] == [str(stray)]
+
+
+def test_show_a_missing_file_says_no_such_file(tmp_path, capsys):
+    """Not "outside any agent spill directory … --allow-outside": the file is not there at all."""
+    missing = tmp_path / "nowhere" / "call_x.txt"
+    assert main(["spill", "show", str(missing)]) == 2
+    err = capsys.readouterr().err
+    assert err == f"doctor: {missing}: no such file\n"
+
+
+def test_show_offset_past_the_end_says_so(gate, capsys):
+    path = gate / GATE_FILE
+    lines = len(path.read_text(encoding="utf-8").splitlines())
+    assert main(["spill", "show", str(path), "--offset", str(lines), "--spill-root", str(gate / "tmp")]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err == (f"doctor: {path}: --offset {lines} is past the end: the file has {lines} lines "
+                                 f"(offsets 0 to {lines - 1})\n")
+    assert main(["spill", "show", str(path), "--offset", str(lines - 1), "--spill-root", str(gate / "tmp")]) == 0
+
+
+def test_show_grep_numbers_lines_from_one_like_grep_n(gate, capsys):
+    """The same numbers as `grep -n` and the TUI pager (the file's 5th line is 5)."""
+    path = next(gate.glob("tmp/grep_search_*.output"))
+    wanted = r"needle 09-0001 "
+    expected = [f"{number}: {line}" for number, line in enumerate(path.read_text().splitlines(), 1)
+                if re.search(wanted, line)]
+    assert main(["spill", "show", str(path), "--grep", wanted, "--spill-root", str(gate / "tmp")]) == 0
+    assert capsys.readouterr().out.splitlines() == expected and expected[0].startswith("5: ")

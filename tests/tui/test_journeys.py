@@ -442,8 +442,8 @@ async def test_bulk_rows_measure_like_add_row():
     async with app.run_test(size=SIZE) as pilot:
         bulk = app.query_one("#bulk", ResultsTable)
         plain = app.query_one("#plain", DataTable)
-        for key, label in ResultsTable.COLUMNS:
-            plain.add_column(label, key=key)
+        for column in bulk.ordered_columns:  # the same header labels (the sorted one carries ↓)
+            plain.add_column(column.label.copy(), key=column.key.value)
         bulk.show_rows(view.results)
         for key, cells in zip(view.results.keys, view.results.cells):
             plain.add_row(*cells, key=key)

@@ -70,7 +70,8 @@ def session_from_index(index: TranscriptIndex) -> LoadedSession:
         project_dir=Path(cwd) if cwd else None,
         spill_roots=spill_roots(path, cwd),
         started=first.get("timestamp") if isinstance(first.get("timestamp"), str) else None,
-        meta={"chainRecords": len(chain), "historyGap": gap is not None},
+        meta={"chainRecords": len(chain), "historyGap": gap is not None,
+              "client_version": first.get("version") if isinstance(first.get("version"), str) else None},
     )
     session.side_channel[index.ui_display.kind] = replace(index.ui_display)  # the index keeps counting
     return session

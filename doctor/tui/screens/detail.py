@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from rich.console import Group
+from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 from textual import work
@@ -36,9 +38,9 @@ class ResultDetailScreen(Screen):
 
     def compose(self) -> ComposeResult:
         result = self.result
-        title = Text(f"Result #{result.ordinal}  ", style="bold")
-        title.append(fmt.plain(result.tool or "(no name)", "bold"))
-        title.append(f"  turn {result.turn}")
+        title = Text(f"Result #{result.ordinal} · ", style="bold")  # visible separators, one run (see _offender)
+        title.append(fmt.plain(result.tool or "(no name)"))
+        title.append(f" · turn {result.turn}")
         title.no_wrap = True
         title.overflow = "ellipsis"
         if result.oversized:
@@ -86,38 +88,42 @@ class ResultDetailScreen(Screen):
 
     def _spill(self):
         checks = self.links.checks_for(self.result)
-        text = Text("Full output", style="bold")
+        heading = Text("Full output", style="bold")
         if not checks:
             if self.result.stub is not None and self.result.stub.paths:
-                text.append("\n  the stub names ")
-                text.append(fmt.plain(present_path(self.result.stub.path, self.report.path_style)))
-                text.append(" but the spill audit has no entry for it", style="dim")
+                heading.append("\n  the stub names ")
+                heading.append(fmt.plain(present_path(self.result.stub.path, self.report.path_style)))
+                heading.append(" but the spill audit has no entry for it", style="dim")
             else:
-                text.append("\n  not spilled: the whole output is in the history (preview below)", style="dim")
-            return text
+                heading.append("\n  not spilled: the whole output is in the history (preview below)", style="dim")
+            return heading
         style = self.report.path_style
+        # Labels say which path is which (they read "written" / "here"); paths break after a '/'.
+        table = Table.grid(padding=(0, 2))
+        table.add_column(no_wrap=True)
+        table.add_column()
         for check in checks:
             resolution = check.resolution
-            text.append("\n  written  ")
-            text.append(fmt.plain(present_path(check.pointer.written, style) if check.pointer.path
-                                  else check.pointer.written))
-            text.append("\n  here     ")
+            pointer = check.pointer
+            table.add_row(Text("stub names", style="dim"),
+                          fmt.PathText(present_path(pointer.written, style) if pointer.path else pointer.written))
             if resolution.exists:
-                text.append(fmt.plain(present_path(str(resolution.found), style)))
-                if resolution.remapped:
-                    text.append("  (remapped)", style="dim")
+                found = Group(fmt.PathText(present_path(str(resolution.found), style)),
+                              *([Text("moved: not where the stub says", style="dim")] if resolution.remapped else []))
             else:
-                text.append("missing", style="bold red")
+                found = Text("missing", style="bold red")
+            table.add_row(Text("found at", style="dim"), found)
             if check.measure is not None:
                 m = check.measure
-                text.append(f"\n  file     {fmt.size(m.size)}, {fmt.num(m.utf16_units)} chars, {fmt.num(m.lines)} lines")
+                table.add_row(Text("file", style="dim"),
+                              f"{fmt.size(m.size)}, {fmt.num(m.utf16_units)} chars, {fmt.num(m.lines)} lines")
             for finding in self.links.findings_for(check):
                 colour = {"error": "red", "warning": "yellow"}.get(finding.severity, "dim")
-                text.append(f"\n  {finding.severity:<8}", style=colour)
-                text.append(fmt.plain(f"{finding.kind}: {finding.message}"))
+                table.add_row(Text(finding.severity, style=colour), fmt.plain(f"{finding.kind}: {finding.message}"))
+        parts = [heading, Padding(table, (0, 0, 0, 2))]
         if self.links.openable(self.result) is not None:
-            text.append("\n  press enter to page through it", style="bold green")
-        return text
+            parts.append(Text("  press enter to page through it", style="bold green"))
+        return Group(*parts)
 
     @work(thread=True, exclusive=True, group="doctor-open", exit_on_error=False)
     def open_from_history(self) -> None:
@@ -157,7 +163,8 @@ class ResultDetailScreen(Screen):
             return
         lines = text.splitlines()
         shown = [inert(line)[:400] for line in lines[:PREVIEW_LINES]]
-        body = Text("Preview (first lines of what the model sees, shown as plain text)\n", style="bold")
+        body = Text()  # the heading bold, not the output under it (a base style would cover both)
+        body.append("Preview (first lines of what the model sees, shown as plain text)\n", style="bold")
         body.append("\n".join(shown))
         if len(lines) > PREVIEW_LINES:
             body.append(f"\n… {len(lines) - PREVIEW_LINES} more lines in the preview", style="dim")

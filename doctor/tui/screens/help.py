@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
@@ -10,17 +11,30 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-INTRO = """doctor memory shows what a coding-agent session keeps in its history.
-
-Overview (1)  Qwen's retention numbers, the oversized alarm, where the context grew.
-Tools (2)     retained chars per tool; enter shows that tool's results.
-Results (3)   every tool result; enter opens one; / filters; o oversized only.
-Detail        a result's budget, the layer that bounded it, its spill file; enter pages it.
-Pager         / search, n / N next / previous, g go to line, f follow, end bottom;
-              ←/→ page along a long line of any length, g 1:5000 goes to a char.
+INTRO = "doctor memory shows what a coding-agent session keeps in its history."
+# (screen, what it shows and its keys): a grid, so a wrapped line stays in its column at 80x24.
+SCREENS = (
+    ("Overview (1)", "Qwen's retention numbers, the oversized alarm, where the context grew."),
+    ("Tools (2)", "retained chars per tool; enter shows that tool's results."),
+    ("Results (3)", "every tool result; enter opens one; / filters; o oversized only."),
+    ("", "In both tables s / r sort and reverse (↓/↑ in the header), home / end first / last row."),
+    ("Detail", "a result's budget, the layer that bounded it, its spill file; enter pages it."),
+    ("Pager", "/ search, n / N next / previous, g go to line, f follow, end bottom; "
+              "←/→ page along a long line of any length, g 1:5000 goes to a char."),
+)
+OUTRO = """q quits from any screen; escape goes back.
 
 Keys can be remapped by binding id: DOCTOR_KEYMAP="pager.search=ctrl+f,memory.biggest=B"
 or a JSON object {id: keys} in ~/.config/doctor/keymap.json. ctrl+p lists every action."""
+
+
+def intro() -> Group:
+    screens = Table.grid(padding=(0, 2))
+    screens.add_column(no_wrap=True)
+    screens.add_column()
+    for name, text in SCREENS:
+        screens.add_row(name, text)
+    return Group(Text(INTRO + "\n"), screens, Text("\n" + OUTRO))
 
 
 def key_table(bindings: list[tuple[str, str, str]]) -> Table:
@@ -38,14 +52,15 @@ def described_bindings(screen):
 
     What the help screen lists and the command palette offers.
     """
-    seen = set()
+    chosen: dict[tuple, tuple] = {}
     for active in screen.active_bindings.values():
         binding = active.binding
         marker = (binding.action, active.node)
-        if marker in seen or not binding.description:
+        if not binding.description:
             continue
-        seen.add(marker)
-        yield binding, active.node
+        if marker not in chosen or (binding.id and not chosen[marker][0].id):
+            chosen[marker] = (binding, active.node)  # doctor's own binding (`q`) over Textual's (`ctrl+q`)
+    yield from chosen.values()
 
 
 def active_keys(screen) -> list[tuple[str, str, str]]:
@@ -55,7 +70,7 @@ def active_keys(screen) -> list[tuple[str, str, str]]:
 
 
 class HelpScreen(ModalScreen[None]):
-    BINDINGS = [Binding("escape,q,question_mark,f1", "app.pop_screen", "Close", id="help.close")]
+    BINDINGS = [Binding("escape,question_mark,f1", "app.pop_screen", "Close", id="help.close")]
 
     def __init__(self, rows: list[tuple[str, str, str]]) -> None:
         super().__init__()
@@ -63,5 +78,5 @@ class HelpScreen(ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="help"):
-            yield Static(Text(INTRO))
+            yield Static(intro())
             yield Static(key_table(self.rows))

@@ -9,6 +9,7 @@ from __future__ import annotations
 import gc
 import time
 
+from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -35,16 +36,22 @@ from doctor.tui.widgets.process import ProcessPane
 from doctor.tui.widgets.tables import ResultsTable, ToolsTable
 
 PROGRESS_EVERY = 0.05  # seconds between progress messages from the loader thread
+# The widget that takes the keys of each tab: a tab's keys (Process's p / t / S, the
+# Overview's PageDown / End) work as soon as it is shown, not after Tab moves focus there.
+TABS = Binding.Group("Tabs")
+TAB_FOCUS = {"overview": Overview, "tools": ToolsTable, "results": ResultsTable, "process": ProcessPane}
 
 
 class MemoryScreen(Screen):
     """Overview · Tools · Results · Process for one report provider."""
 
     BINDINGS = [
-        Binding("1", "tab('overview')", "Overview", id="memory.overview"),
-        Binding("2", "tab('tools')", "Tools", id="memory.tools"),
-        Binding("3", "tab('results')", "Results", id="memory.results"),
-        Binding("4", "tab('process')", "Process", id="memory.process", show=False),
+        # One footer entry for the four tab keys ("1 2 3 4 Tabs"; the tab bar names them): at 80
+        # columns four named entries pushed the Process tab's own keys and Quit off the footer.
+        Binding("1", "tab('overview')", "Overview", id="memory.overview", group=TABS),
+        Binding("2", "tab('tools')", "Tools", id="memory.tools", group=TABS),
+        Binding("3", "tab('results')", "Results", id="memory.results", group=TABS),
+        Binding("4", "tab('process')", "Process", id="memory.process", group=TABS),
         Binding("b", "biggest", "Biggest", id="memory.biggest"),
         Binding("o", "toggle_oversized", "Oversized only", id="memory.oversized", show=False),
         Binding("slash", "filter", "Filter", id="memory.filter", show=False),
@@ -82,16 +89,17 @@ class MemoryScreen(Screen):
             yield Label("Reading the session…", id="loading-text")
             yield ProgressBar(id="loading-bar", show_eta=False)
         with TabbedContent(id="tabs", initial="overview"):
-            with TabPane("Overview", id="overview"):
+            with TabPane("1 Overview", id="overview"):
                 yield Overview(id="overview-pane")
-            with TabPane("Tools", id="tools"):
+            with TabPane("2 Tools", id="tools"):
                 yield ToolsTable(id="tools-table")
-            with TabPane("Results", id="results"):
+            with TabPane("3 Results", id="results"):
                 with Horizontal(id="results-filters"):
                     yield Input(placeholder="filter: tool name or text (/)", id="results-filter")
                     yield Checkbox("oversized only (o)", id="oversized-only")
+                yield Static(id="results-status")
                 yield ResultsTable(id="results-table")
-            with TabPane("Process", id="process"):
+            with TabPane("4 Process", id="process"):
                 yield ProcessPane(id="process-pane")
         yield DoctorFooter()
 
@@ -162,7 +170,7 @@ class MemoryScreen(Screen):
         if first:
             self.query_one("#loading").display = False
             self.query_one("#tabs").display = True
-            self.query_one("#tabs", TabbedContent).active = "overview"
+            self.action_tab("overview")
             if self.freeze_gc:  # the widgets and caches the first paint builds stay too
                 self.call_after_refresh(gc.freeze)
             if refresher(self.provider) is not None:
@@ -196,7 +204,8 @@ class MemoryScreen(Screen):
                                and (not text or text in key.tool or text == key.ordinal or text in key.sentinel))
         table = self.query_one(ResultsTable)
         table.show_rows(rows)
-        table.border_title = f"{len(rows)} of {view.result_count} results"
+        self.query_one("#results-status", Static).update(results_status(len(rows), view.result_count, text,
+                                                                         oversized_only))
 
     # -- filters and navigation ----------------------------------------------------
 
@@ -214,13 +223,17 @@ class MemoryScreen(Screen):
 
     @on(TabbedContent.TabActivated)
     def _tab_activated(self, event: TabbedContent.TabActivated) -> None:
-        focus = {"tools": ToolsTable, "results": ResultsTable}.get(event.pane.id)
-        if focus is not None:
-            self.query_one(focus).focus()
+        """A tab shown by click or the tab bar takes the keys; focus already in it (`/`'s filter) stays."""
+        focused = self.focused
+        if focused is None or event.pane not in focused.ancestors_with_self:
+            self._focus_tab(event.pane.id)
 
     def action_tab(self, tab: str) -> None:
         self.query_one("#tabs", TabbedContent).active = tab
-        focus = {"tools": ToolsTable, "results": ResultsTable}.get(tab)
+        self._focus_tab(tab)
+
+    def _focus_tab(self, tab: str | None) -> None:
+        focus = TAB_FOCUS.get(tab or "")
         if focus is not None:
             self.query_one(focus).focus()
 
@@ -275,3 +288,18 @@ class MemoryScreen(Screen):
     @on(ToolsTable.RowSelected, "#tools-table")
     def _tool_selected(self, event: ToolsTable.RowSelected) -> None:
         self.filter_tool(event.row_key.value)
+
+
+def results_status(shown: int, total: int, text: str, oversized_only: bool) -> Text:
+    """The line above the Results table: how many rows the filters left, and what to do when none."""
+    if total == 0:
+        return Text("No tool results in this history.", style="dim")
+    filters = [name for name, on in (("oversized only", oversized_only), (f"“{text}”", bool(text))) if on]
+    if shown == 0:
+        undo = " · ".join(hint for hint, on in (("o shows all sizes", oversized_only),
+                                                 ("clear the filter (/)", bool(text))) if on)
+        return Text(f"No result matches {' and '.join(filters)} ({total} in all): {undo}", style="bold yellow")
+    line = Text(f"{shown} of {total} results")
+    if filters:
+        line.append(f" · {', '.join(filters)}", style="dim")
+    return line

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import re
 import threading
+import time
 
 from rich.text import Text
 from textual import work
@@ -27,13 +28,14 @@ from doctor.tui.widgets.footer import DoctorFooter
 from doctor.tui.widgets.pager_view import PagerView
 
 STATUS_EVERY = 0.2
+NOTE_SECONDS = 4.0  # how long a message stays in the status line
 FOLLOW_EVERY = 0.5
 _GOTO = re.compile(r"^\s*([\d,]*)\s*(?::\s*([\d,]+))?\s*$")
 
 
 class PagerScreen(Screen):
     BINDINGS = [
-        Binding("escape,q", "close", "Back", id="pager.back"),
+        Binding("escape", "close", "Back", id="pager.back"),  # q quits, as everywhere (the app's binding)
         Binding("slash", "search", "Search", id="pager.search"),
         Binding("n", "search_next", "Next", id="pager.next"),
         Binding("N", "search_previous", "Prev", id="pager.previous"),
@@ -63,6 +65,7 @@ class PagerScreen(Screen):
         self.searching = False
         self.search_result: str = ""
         self.lock = threading.Lock()
+        self.note: tuple[Text, float] | None = None  # a message for the status line, until its deadline
         self.pager: Pager | None = None
         self.error: str | None = None
         try:
@@ -146,6 +149,9 @@ class PagerScreen(Screen):
             text.append(f"  indexing {self.pager.progress.fraction:.0%}", style="yellow")
         if self.following:
             text.append("  FOLLOW", style="bold green")
+        if self.note is not None and time.monotonic() < self.note[1]:
+            text.append("  ")
+            text.append(self.note[0])
         if self.search_text:
             text.append("  search ")
             text.append(fmt.plain(self.search_text, "bold"))
@@ -154,6 +160,11 @@ class PagerScreen(Screen):
             elif self.search_result:
                 text.append(f" {self.search_result}", style="dim")
         self.query_one("#pager-status", Static).update(text)
+
+    def say(self, message: str, style: str = "yellow") -> None:
+        """A message in the status line: a toast covered the text and the status at 80x24."""
+        self.note = (Text(fmt.inert(message), style=style), time.monotonic() + NOTE_SECONDS)
+        self.tick_status()
 
     def tick_follow(self) -> None:
         if self.pager is None or not self.following:
@@ -175,7 +186,7 @@ class PagerScreen(Screen):
         else:
             view.forget_all()
             self.last_match = None
-            self.notify(f"The file was {change.value}: reading it afresh.", timeout=3)
+            self.say(f"the file was {change.value}: reading it afresh")
         view.update_size()
         if self.following:
             view.go_to(view.line_count - 1)
@@ -238,7 +249,7 @@ class PagerScreen(Screen):
                 return
             parsed = _GOTO.match(value)
             if parsed is None or not (parsed.group(1) or parsed.group(2)):
-                self.notify(f"Not a line (or line:char): {value}", severity="warning")
+                self.say(f"not a line (or line:char): {value}")
                 return
             line_text, char_text = parsed.group(1), parsed.group(2)
             self.following = False
@@ -266,7 +277,7 @@ class PagerScreen(Screen):
         try:
             display = re.compile(body if regex else re.escape(body), re.IGNORECASE)
         except re.error as exc:
-            self.notify(f"Bad regex: {exc}", severity="error")
+            self.say(f"bad regex: {exc}", "bold red")
             return
         self.search_text = text
         self.search_regex = regex
@@ -317,8 +328,7 @@ class PagerScreen(Screen):
 
     def _search_done(self, found: Match | None, backwards: bool) -> None:
         if found is None:
-            self.search_result = "no more matches " + ("above" if backwards else "below")
-            self.notify(f"{self.search_text!s}: {self.search_result}", timeout=2)
+            self.search_result = "no more matches " + ("above" if backwards else "below")  # in the status
         else:
             self.last_match = found
             where = f"line {found.line + 1:,}" + (f" char {found.char + 1:,}" if found.char else "")

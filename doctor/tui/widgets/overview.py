@@ -1,4 +1,4 @@
-"""The overview: Qwen's retention lines, the alarm, where the context grew, the audit."""
+"""The overview: Qwen's retention lines, the alarm, input problems, where the context grew, the audit."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ class Overview(VerticalScroll):
 
     def compose(self):
         yield Static(id="alarm")
+        yield Static(id="input-problems", classes="panel")
         yield Static(id="offender", classes="panel")
         yield Static(id="qwen", classes="panel")
         yield Static(id="turns", classes="panel")
@@ -25,6 +26,10 @@ class Overview(VerticalScroll):
         alarm = self.query_one("#alarm", Static)
         alarm.update(view.alarm)
         alarm.set_classes(view.alarm_class)
+        issues = self.query_one("#input-problems", Static)
+        issues.display = view.issues is not None
+        if view.issues is not None:
+            issues.update(view.issues)
         self.query_one("#offender", Static).update(view.offender)
         self.query_one("#qwen", Static).update(view.qwen)
         self.query_one("#turns", Static).update(view.turns)

@@ -242,7 +242,7 @@ class PagerView(ScrollView, can_focus=True, inherit_bindings=False):
     def render_line(self, y: int) -> Strip:
         scroll_y = self.scroll_offset.y
         number = scroll_y + y
-        width = self.size.width
+        width = self.scrollable_content_region.width  # not size.width: a vertical scrollbar hid the "›"
         if number >= self.line_count:
             return Strip.blank(width, self.rich_style)
         gutter_width = self.gutter_width()

@@ -9,6 +9,7 @@ or a change of more than `REBUILD_ABOVE` rows (a filter), is loaded in one bulk 
 
 from __future__ import annotations
 
+from rich.text import Text
 from textual.binding import Binding
 from textual.widgets import DataTable
 from textual.widgets._data_table import Row, RowKey
@@ -24,6 +25,9 @@ class PatchedTable(DataTable):
     BINDINGS = [
         Binding("s", "cycle_sort", "Sort", id="table.sort"),
         Binding("r", "reverse_sort", "Reverse", id="table.reverse"),
+        # DataTable's home/end scroll sideways; in a list of rows they mean the first and last row.
+        Binding("home", "first_row", "First row", id="table.first", show=False),
+        Binding("end", "last_row", "Last row", id="table.last", show=False),
     ]
 
     REBUILD_ABOVE = 64  # rows added or removed beyond which the table is rebuilt in bulk
@@ -35,7 +39,23 @@ class PatchedTable(DataTable):
 
     def on_mount(self) -> None:
         for key, label in self.COLUMNS:
-            self.add_column(label, key=key)
+            self.add_column(Text(label), key=key)
+        self._show_sort()
+
+    def _show_sort(self) -> None:
+        """The sorted column's header carries ↓ or ↑ (with equal values a sort shows no other change)."""
+        for column in self.columns.values():
+            label = dict(self.COLUMNS)[column.key.value]
+            if column.key.value == self.sort_column:
+                column.label = Text(f"{label} {'↓' if self.sort_reverse else '↑'}", style="bold")
+                column.content_width = max(column.content_width, column.label.cell_len)
+                if column.auto_width:
+                    column.width = max(column.width, column.content_width)
+            else:
+                column.label = Text(label)
+        self._require_update_dimensions = True
+        self._update_count += 1
+        self.refresh()
 
     def show_rows(self, rows: TableRows) -> None:
         """Make the table hold exactly `rows`: patched in place when little changed, else rebuilt in bulk.
@@ -53,6 +73,12 @@ class PatchedTable(DataTable):
         if not existing or len(removed) + added > self.REBUILD_ABOVE:
             self._rebuild(rows)
             return
+        selected = self.selected_key()
+        self._patch(rows, existing, removed)
+        if selected in wanted:  # the cursor follows its result (DataTable keeps the row index, not the row)
+            self.move_to(selected)
+
+    def _patch(self, rows: TableRows, existing: set[str], removed: set[str]) -> None:
         for row_key in removed:
             self.remove_row(row_key)
         columns = [key for key, _ in self.COLUMNS]
@@ -100,8 +126,12 @@ class PatchedTable(DataTable):
         self.refresh()
 
     def apply_sort(self) -> None:
+        """Sort by the remembered column; the cursor stays on its row, not on its row number."""
         if self.sort_column and self.row_count:
+            selected = self.selected_key()
             self.sort(self.sort_column, reverse=self.sort_reverse)
+            if selected is not None:
+                self.move_to(selected)
 
     def sort_by(self, column: str) -> None:
         if column == self.sort_column:
@@ -110,7 +140,7 @@ class PatchedTable(DataTable):
             self.sort_column = column
             self.sort_reverse = column not in ("tool", "layer", "pointer", "ordinal", "turn")
         self.apply_sort()
-        self.border_subtitle = f"sorted by {dict(self.COLUMNS)[column]} {'↓' if self.sort_reverse else '↑'}"
+        self._show_sort()
 
     def action_cycle_sort(self) -> None:
         keys = [key for key, _ in self.COLUMNS]
@@ -119,6 +149,14 @@ class PatchedTable(DataTable):
 
     def action_reverse_sort(self) -> None:
         self.sort_by(self.sort_column or self.COLUMNS[0][0])
+
+    def action_first_row(self) -> None:
+        if self.row_count:
+            self.move_cursor(row=0, column=0, animate=False)
+
+    def action_last_row(self) -> None:
+        if self.row_count:
+            self.move_cursor(row=self.row_count - 1, column=0, animate=False)
 
     def on_data_table_header_selected(self, event: DataTable.HeaderSelected) -> None:
         event.stop()

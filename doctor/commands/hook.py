@@ -1,0 +1,91 @@
+"""`doctor hook AGENT [--tell-model]`: what an agent's hooks run; reads the hook's JSON on stdin, answers JSON or nothing.
+
+After each tool call (`PostToolUse`; Gemini's `AfterTool`): when the result that just landed is
+oversized (`doctor.integrations.alarm`), a `systemMessage` tells the user, and with
+`--tell-model` (chosen at install time) `additionalContext` tells the model in one sentence;
+silent otherwise, and never blocking the tool.
+`UserPromptSubmit` (Codex, which has no custom slash commands): a prompt starting with
+`/doctor:memory` is answered with `additionalContext` holding the summary of the hook's own
+session (`transcript_path`); every other prompt gets no output. A hook must never get in the
+agent's way: whatever happens, it exits 0 (exit 2 would block the prompt or the tool) and
+prints nothing on stdout but a valid answer; a problem is one line on stderr.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from doctor import exitcodes
+from doctor.integrations import AGENTS
+
+SLASH = "/doctor:memory"
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser("hook", help="what doctor's agent hooks run (JSON on stdin)",
+                                   description=__doc__.splitlines()[0])
+    parser.add_argument("agent", choices=AGENTS)
+    parser.add_argument("--tell-model", action="store_true",
+                        help="also tell the model about an oversized result (additionalContext)")
+    parser.set_defaults(handler=run)
+
+
+def run(args) -> int:
+    try:
+        payload = json.loads(sys.stdin.buffer.read() or b"{}")
+        answer = respond(args.agent, payload if isinstance(payload, dict) else {}, tell_model=args.tell_model)
+    except Exception as exc:  # noqa: BLE001  (a hook that fails must still let the agent go on)
+        print(f"doctor hook: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}", file=sys.stderr)
+        return exitcodes.OK
+    if answer:
+        sys.stdout.write(json.dumps(answer, ensure_ascii=False) + "\n")
+    return exitcodes.OK
+
+
+AFTER_TOOL = ("PostToolUse", "AfterTool")
+
+
+def respond(agent: str, payload: dict, *, tell_model: bool = False) -> dict | None:
+    event = payload.get("hook_event_name")
+    if event == "UserPromptSubmit":
+        return _prompt(agent, payload)
+    if event in AFTER_TOOL:
+        return _after_tool(event, payload, tell_model)
+    return None
+
+
+def _after_tool(event: str, payload: dict, tell_model: bool) -> dict | None:
+    from doctor.integrations.alarm import check
+
+    tool = payload.get("tool_name")
+    cwd = payload.get("cwd")
+    alarm = check(tool if isinstance(tool, str) else "", payload.get("tool_response"),
+                  Path(cwd) if isinstance(cwd, str) else None)
+    if alarm is None:
+        return None
+    answer: dict = {"systemMessage": alarm.for_user()}
+    if tell_model:
+        answer["hookSpecificOutput"] = {"hookEventName": event, "additionalContext": alarm.for_model()}
+    return answer
+
+
+def _prompt(agent: str, payload: dict) -> dict | None:
+    prompt = payload.get("prompt")
+    if not isinstance(prompt, str) or not prompt.lstrip().startswith(SLASH):
+        return None
+    rest = prompt.lstrip()[len(SLASH):]
+    if rest and not rest[0].isspace():
+        return None  # `/doctor:memoryfoo` is not the command
+    from doctor.commands.slash import compose
+
+    transcript = payload.get("transcript_path")
+    cwd = payload.get("cwd")
+    text, _ = compose(agent, _text(payload.get("session_id")), Path(transcript) if isinstance(transcript, str) else None,
+                      [rest.strip()], cwd=Path(cwd) if isinstance(cwd, str) else None)
+    return {"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": text}}
+
+
+def _text(value) -> str | None:
+    return value if isinstance(value, str) and value else None

@@ -1,0 +1,70 @@
+"""`doctor install <agent>` / `doctor uninstall <agent>`: doctor inside Claude Code, Gemini CLI, Qwen Code, Codex.
+
+Prints one line per file it created, updated or removed (and the backup it made), or the diff
+with `--dry-run`, writing nothing then. A settings file that does not parse, or a file at one of
+doctor's paths that doctor did not write, is refused: exit 2, one line naming it, nothing written.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
+
+from doctor import exitcodes
+from doctor.integrations import AGENTS, PROJECT, USER, Location, plan
+from doctor.integrations.files import Refused, apply
+
+
+def register(subparsers) -> None:
+    for name, installing in (("install", True), ("uninstall", False)):
+        verb = "add" if installing else "remove"
+        parser = subparsers.add_parser(
+            name, help=f"{verb} /doctor:memory, its permission and the oversized-result hook in an agent",
+            description=f"{verb.capitalize()} doctor's command files and settings entries for one agent.")
+        parser.add_argument("agent", choices=AGENTS)
+        scope = parser.add_mutually_exclusive_group()
+        scope.add_argument("--user", dest="scope", action="store_const", const=USER,
+                           help="the agent's home folder (default)")
+        scope.add_argument("--project", dest="scope", action="store_const", const=PROJECT,
+                           help="the project's folder (.claude, .qwen, .gemini, .codex)")
+        parser.add_argument("--project-dir", type=Path, default=None, metavar="DIR",
+                            help="the project (default: the current directory)")
+        parser.add_argument("--dry-run", action="store_true", help="show the diff, write nothing")
+        if installing:
+            parser.add_argument("--tell-model", action="store_true",
+                                help="the oversized alarm also tells the model (additionalContext), not only you")
+        parser.set_defaults(handler=run, installing=installing, scope=USER)
+
+
+def run(args) -> int:
+    command = "install" if args.installing else "uninstall"
+    location = Location(args.scope, (args.project_dir or Path.cwd()).resolve())
+    try:
+        planned = plan(args.agent, location, installing=args.installing,
+                       options={"tell_model": getattr(args, "tell_model", False)})
+    except Refused as exc:
+        print(f"doctor {command}: refused: {exc}", file=sys.stderr)
+        return exitcodes.USAGE_OR_INPUT
+    changed = [change for change in planned.changes if change.before != change.after]
+    if args.dry_run:
+        for change in changed:
+            sys.stdout.write(change.diff())
+        print(f"doctor {command} {args.agent}: dry run, {len(changed)} file(s) would change, nothing written")
+        return exitcodes.OK
+    try:
+        backups = apply(changed)
+    except OSError as exc:
+        print(f"doctor {command}: {getattr(exc, 'filename', '') or ''}: {exc.strerror or exc}", file=sys.stderr)
+        return exitcodes.USAGE_OR_INPUT
+    for change in planned.changes:
+        backup = backups.get(change.path)
+        print(f"{change.verb:9} {change.path}" + (f" (backup: {backup.name})" if backup else ""))
+    if not changed:
+        print(f"doctor {command} {args.agent}: already {'installed' if args.installing else 'absent'}, nothing changed")
+    if args.installing:
+        for note in planned.notes:
+            print(f"next: {note}")
+        if shutil.which("doctor") is None:
+            print("warning: `doctor` is not on PATH; the agent runs `doctor …` and will not find it", file=sys.stderr)
+    return exitcodes.OK

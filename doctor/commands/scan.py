@@ -1,0 +1,147 @@
+"""`doctor scan PATH… [--all]`: many sessions into a triage database, and the answers support needs.
+
+Sessions of every agent, pasted `doctor memory --json` reports and tar/zip archives
+of them go into an embedded DuckDB database (`--db`, default in doctor's data
+directory); a re-scan reads only what changed. With no PATH it answers from the
+database as it is. Needs the `[triage]` extra; this module imports it only when run.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from doctor import exitcodes
+from doctor.commands.arguments import positive_int
+from doctor.report.model import PATH_STYLES
+
+FORMATS = ("text", "json", "markdown", "html")
+EXTRA_HINT = "doctor scan needs the triage extra: pip install 'doctor-memory[triage]'"
+
+
+def default_db() -> Path:
+    import platformdirs
+
+    return Path(platformdirs.user_data_dir("doctor")) / "triage.duckdb"
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser("scan", help="many sessions or reports into a triage database, and its answers",
+                                   description=__doc__.splitlines()[0])
+    parser.add_argument("paths", nargs="*", metavar="PATH",
+                        help="session files, folders, globs, pasted JSON reports, tar/zip archives")
+    parser.add_argument("--all", dest="scan_all", action="store_true", help="every session of every agent on this machine")
+    parser.add_argument("--db", type=Path, metavar="FILE", help=f"triage database (default: {default_db()})")
+    parser.add_argument("--paths", dest="path_style", choices=PATH_STYLES, default="short", help="how the database stores paths (short)")
+    run = parser.add_argument_group("running")
+    run.add_argument("--jobs", "-j", type=positive_int, metavar="N", help="worker processes (default: all cores)")
+    run.add_argument("--engine", choices=("local", "dask"), default="local", help="local process pool or a Dask cluster")
+    run.add_argument("--scheduler", metavar="ADDR", help="Dask scheduler address (with --engine dask)")
+    out = parser.add_argument_group("answers")
+    out.add_argument("--format", choices=FORMATS, default="text", help="report format (text)")
+    out.add_argument("--json", dest="format", action="store_const", const="json", help="same as --format json")
+    out.add_argument("--output", "-o", type=Path, metavar="FILE", help="write the report to FILE (mode 0600)")
+    out.add_argument("--top", type=positive_int, default=10, metavar="N", help="rows per ranking (10)")
+    out.add_argument("--compare", metavar="FIELD=A,B",
+                     help="what changed between two groups, e.g. agent_version=0.24.3,0.24.4 "
+                          "(agent, agent_version, format, source, project_hash)")
+    out.add_argument("--query", metavar="SQL", help="run one read-only SQL query on the database and print its rows")
+    out.add_argument("--parquet", type=Path, metavar="DIR", help="export the sessions and results tables as Parquet")
+    metrics = parser.add_argument_group("metrics")
+    metrics.add_argument("--openmetrics", type=Path, metavar="FILE",
+                         help="write the per-tool histograms in the Prometheus text format (textfile collector)")
+    metrics.add_argument("--otlp", metavar="URL",
+                         help="export them as OpenTelemetry metrics over OTLP/HTTP (e.g. http://127.0.0.1:4318)")
+    metrics.add_argument("--max-tools", type=positive_int, default=50, metavar="N",
+                         help="tools named in metrics; the rest are tool=\"other\" (50)")
+    parser.set_defaults(handler=run_scan)
+
+
+def _fail(message: str, code: int = exitcodes.USAGE_OR_INPUT) -> int:
+    print(f"doctor scan: {message}", file=sys.stderr)
+    return code
+
+
+def run_scan(args) -> int:
+    if args.engine == "dask" and not args.scheduler:
+        return _fail("--engine dask needs --scheduler ADDR (e.g. tcp://127.0.0.1:8786)")
+    try:
+        from doctor.triage import compare, engines, inputs, runner
+        from doctor.triage.store import Store, StoreError
+    except ModuleNotFoundError as exc:
+        return _fail(f"{EXTRA_HINT} ({exc.name} is missing)")
+    try:
+        args.compare = compare.parse(args.compare) if args.compare else None
+        files = inputs.expand(args.paths, args.scan_all)
+    except (inputs.InputError, compare.CompareError) as exc:
+        return _fail(str(exc))
+    db_path = args.db or default_db()
+    scanning = bool(files) or args.scan_all
+    try:
+        store = Store(db_path, read_only=not scanning)
+    except StoreError as exc:
+        return _fail(str(exc))
+    try:
+        summary = None
+        if scanning:
+            request = runner.ScanRequest(files, path_style=args.path_style, engine=args.engine, workers=args.jobs,
+                                         scheduler=args.scheduler)
+            try:
+                summary = runner.scan(store, request)
+            except engines.EngineError as exc:
+                return _fail(str(exc))
+            except KeyboardInterrupt:
+                print("doctor scan: interrupted; every file written so far is complete", file=sys.stderr)
+                return exitcodes.INTERRUPTED
+        return _answer(store, args, summary)
+    finally:
+        store.close()
+
+
+def _answer(store, args, summary) -> int:
+    from doctor.triage import answers
+
+    if args.parquet:
+        try:
+            answers.export_parquet(store, args.parquet)
+        except OSError as exc:
+            return _fail(f"{args.parquet}: {exc.strerror or exc}")
+    code = _metrics(store, args)
+    if code:
+        return code
+    if args.query:
+        try:
+            text = answers.query_text(store, args.query, args.format)
+        except answers.QueryError as exc:
+            return _fail(f"--query: {exc}")
+    else:
+        text = answers.render(answers.collect(store, summary, top=args.top, compare=args.compare), args.format)
+    if args.output:
+        from doctor.commands.output import write_private
+
+        try:
+            write_private(args.output, text)
+        except OSError as exc:
+            return _fail(f"{args.output}: {exc.strerror or exc}")
+    else:
+        sys.stdout.write(text)
+    return exitcodes.PARTIAL_INPUT if summary and summary.counts["skipped"] else exitcodes.OK
+
+
+def _metrics(store, args) -> int:
+    if not (args.openmetrics or args.otlp):
+        return exitcodes.OK
+    from doctor.triage import metrics
+
+    aggregate = metrics.aggregate(store, args.max_tools)
+    if args.openmetrics:
+        try:
+            metrics.write_textfile(args.openmetrics, metrics.prometheus_text(aggregate))
+        except OSError as exc:
+            return _fail(f"{args.openmetrics}: {exc.strerror or exc}")
+    if args.otlp:
+        try:
+            metrics.export_otlp(aggregate, args.otlp)
+        except metrics.ExportError as exc:
+            return _fail(str(exc))
+    return exitcodes.OK

@@ -1,0 +1,111 @@
+"""`doctor slash AGENT [--session ID] [--args=ARGS]`: what `/doctor:memory` runs inside an agent.
+
+The command files `doctor install` writes call this; its stdout joins the model's context, so it
+prints the compact summary (`doctor.report.compact`) and writes the full text report, 0600, to
+doctor's cache folder, naming the file. ARGS are what the user typed after `/doctor:memory`
+(`--top N`, `--paths short|full|hash`), as the one word the command file quotes. A session whose
+transcript does not exist yet (its first prompt) gets one short line and exit 0.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import shlex
+import sys
+from pathlib import Path
+
+from doctor import exitcodes
+from doctor.integrations import AGENTS
+from doctor.report.model import PATH_STYLES
+
+USAGE = "/doctor:memory [--top N] [--paths short|full|hash]"
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser("slash", help="what /doctor:memory runs inside an agent (compact summary)",
+                                   description=__doc__.splitlines()[0])
+    parser.add_argument("agent", choices=AGENTS)
+    parser.add_argument("--session", metavar="ID", help="the agent's session id (default: from the environment "
+                        "where the agent sets one, else the newest session of this directory)")
+    parser.add_argument("--transcript", type=Path, metavar="FILE", help="the session file itself")
+    parser.add_argument("--args", dest="typed", action="append", default=[], metavar="ARGS",
+                        help=f"what the user typed after the command: {USAGE}")
+    parser.set_defaults(handler=run)
+
+
+def user_options(typed: list[str]) -> argparse.Namespace:
+    """The user's arguments; raises ValueError with a one-line message."""
+    words = [word for text in typed for word in shlex.split(text)]
+    parser = argparse.ArgumentParser(prog="/doctor:memory", add_help=False, exit_on_error=False)
+    parser.add_argument("--top", type=int, default=3)
+    parser.add_argument("--paths", choices=PATH_STYLES, default="short")
+    try:
+        options, unknown = parser.parse_known_args(words)
+    except argparse.ArgumentError as exc:
+        raise ValueError(str(exc)) from None
+    if unknown:
+        raise ValueError(f"unknown argument(s): {' '.join(unknown)}")
+    if not 1 <= options.top <= 50:
+        raise ValueError("--top takes 1 to 50")
+    return options
+
+
+def run(args) -> int:
+    text, code = compose(args.agent, args.session, args.transcript, args.typed)
+    sys.stdout.write(text)
+    return code
+
+
+def compose(agent: str, session_id: str | None, transcript: Path | None, typed: list[str],
+            cwd: Path | None = None) -> tuple[str, int]:
+    """What `/doctor:memory` answers (the summary, or one line saying why not) and the exit code."""
+    from doctor.integrations.session import locate
+
+    cwd = cwd or Path.cwd()
+    try:
+        options = user_options(typed)
+    except ValueError as exc:
+        return f"doctor: {exc}. Usage: {USAGE}\n", exitcodes.USAGE_OR_INPUT
+    found = locate(agent, session_id, cwd, transcript=transcript)
+    if found.path is None:
+        if found.session_id:
+            return (f"doctor: session {found.session_id} has no transcript yet (its first prompt); "
+                    "run /doctor:memory again after a turn.\n"), exitcodes.OK
+        return f"doctor: no {agent} session found for {cwd} yet.\n", exitcodes.OK
+    return _summary(agent, found.path, options)
+
+
+def _summary(agent: str, path: Path, options: argparse.Namespace) -> tuple[str, int]:
+    from dataclasses import replace
+
+    from doctor.assemble import ReportOptions, report_with_spill_audit
+    from doctor.commands.output import write_private
+    from doctor.config import load_budget_overrides
+    from doctor.report.compact import render_compact
+    from doctor.report.render import render
+    from doctor.sources.base import SourceError
+    from doctor.sources.registry import open_session
+
+    try:
+        session = open_session(path, agent=agent)
+        report = report_with_spill_audit(session, ReportOptions(tool_budgets=load_budget_overrides(),
+                                                                path_style=options.paths))
+    except (SourceError, ValueError) as exc:
+        return f"doctor: {exc}\n", exitcodes.USAGE_OR_INPUT
+    full: Path | None = report_file(agent, report.source.session_id or path.stem)
+    try:
+        full.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        write_private(full, render(report, "text", session=session))
+    except OSError as exc:
+        print(f"doctor: could not write the full report to {full}: {exc.strerror or exc}", file=sys.stderr)
+        full = None
+    text = render_compact(replace(report, top=options.top), str(full) if full else None, options.top)
+    return text, exitcodes.PARTIAL_INPUT if any(issue.severity == "warning" for issue in report.issues) else exitcodes.OK
+
+
+def report_file(agent: str, session_id: str) -> Path:
+    import platformdirs
+
+    safe = re.sub(r"[^A-Za-z0-9._-]", "_", session_id)[:120]
+    return Path(platformdirs.user_cache_dir("doctor")) / "reports" / f"{agent}-{safe}.txt"

@@ -1,0 +1,45 @@
+"""Which transcript `/doctor:memory` is about: the agent's own session where it says, else the project's newest.
+
+Claude passes its session id on the command line (`${CLAUDE_SESSION_ID}`), Qwen in the
+environment (`QWEN_CODE_SESSION_ID`, with the project's data folder in `QWEN_CODE_PROJECT_DIR`),
+a hook's stdin carries `transcript_path`; Gemini passes nothing, so its newest session of the
+working directory stands in. A known id whose file is not there yet is a normal state (a
+session's first prompt): `Located.path` is None and the caller says so briefly.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from doctor.sources.discovery import CLAUDE, QWEN, agent_homes, find_sessions, sanitize_cwd
+
+
+@dataclass(frozen=True)
+class Located:
+    session_id: str | None
+    path: Path | None
+
+
+def locate(agent: str, session_id: str | None, cwd: Path, env: Mapping[str, str] = os.environ,
+           transcript: Path | None = None) -> Located:
+    if transcript is not None:
+        return Located(session_id or transcript.stem, transcript if transcript.is_file() else None)
+    if agent == QWEN:
+        session_id = session_id or env.get("QWEN_CODE_SESSION_ID") or None
+        data = env.get("QWEN_CODE_PROJECT_DIR")
+        if session_id and data and (Path(data) / "chats" / f"{session_id}.jsonl").is_file():
+            return Located(session_id, Path(data) / "chats" / f"{session_id}.jsonl")
+    if agent == CLAUDE and session_id:
+        direct = agent_homes(env)[CLAUDE] / "projects" / sanitize_cwd(cwd) / f"{session_id}.jsonl"
+        if direct.is_file():
+            return Located(session_id, direct)
+    if session_id:
+        for ref in find_sessions(agent=agent, env=env):
+            if ref.id == session_id:
+                return Located(session_id, ref.path)
+        return Located(session_id, None)
+    refs = find_sessions(agent=agent, project=cwd, env=env)
+    return Located(refs[0].id, refs[0].path) if refs else Located(None, None)

@@ -1,0 +1,50 @@
+"""The report in a few hundred tokens: what `/doctor:memory` hands an agent's model.
+
+Whatever a slash command prints joins the model's context, so the agent-facing answer is short:
+Qwen's retention figures on one line, the few largest results (tool, size, budget ratio, where
+their output was spilled), and the advice, warnings first, and it names the file holding the
+full report. Same paste-safe rules as every other face: sizes, counts, names and presented
+paths, never payload text; every name passes through `inert_line`.
+"""
+
+from __future__ import annotations
+
+from doctor.report.advice import WARNING, advise
+from doctor.report.figures import figure, plural
+from doctor.report.inert import inert_line
+from doctor.report.model import MemoryReport
+from doctor.report.paths import present_path
+
+TOP = 3
+ADVICE = 3
+
+
+def retention_line(report: MemoryReport) -> str:
+    stats = report.qwen_stats
+    if stats is None:
+        return inert_line(report.retention_unavailable or "Tool result retention unavailable")
+    return (f"Tool result retention (Qwen Code's figures): {plural(stats.tool_result_count, 'result')}, "
+            f"{figure(stats.total_chars)} chars retained (≈{figure(stats.total_tokens)} tokens), "
+            f"largest {figure(stats.largest_result_chars)}, {stats.oversized_result_count} oversized")
+
+
+def render_compact(report: MemoryReport, full_report: str | None, top: int = TOP) -> str:
+    source = report.source
+    who = f"{inert_line(source.agent)} session {inert_line(source.session_id or '?')}"
+    lines = [f"doctor memory — {who}", retention_line(report)]
+    if report.retention is not None and report.retention.length:
+        lines.append("Largest results:")
+        for rank, result in enumerate(report.retention.largest(top), 1):
+            ratio = "" if result.budget_ratio is None else f", {result.budget_ratio:.2f}× budget"
+            flag = ", OVERSIZED" if result.oversized else ""
+            spill = result.stub.paths[0] if result.stub is not None and result.stub.paths else None
+            where = f", spilled to {inert_line(present_path(spill, report.path_style))}" if spill else ""
+            lines.append(f"  {rank}. {inert_line(result.tool)}: {figure(result.chars)} chars "
+                         f"(≈{figure(result.tokens)} tokens{ratio}{flag}), turn {result.turn}{where}")
+    advice = sorted(advise(report), key=lambda item: item.severity != WARNING)[:ADVICE]
+    if advice:
+        lines.append("Advice:")
+        lines += [f"  - {inert_line(item.message)}" for item in advice]
+    if full_report:
+        lines.append(f"Full report (mode 0600): {full_report}")
+    return "\n".join(lines) + "\n"

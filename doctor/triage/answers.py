@@ -1,0 +1,219 @@
+"""What support asks of a triage database, answered with SQL and laid out as report sections.
+
+Every figure is computed by DuckDB from the `sessions` and `results` tables (see
+docs/triage-database.md), so `--query` can reproduce any of them. `collect` gathers
+the answers into one JSON-ready dict; `render` lays it out as text, Markdown or HTML
+through the same section renderers as `doctor memory`, or prints the JSON.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import duckdb
+
+from doctor.report.inert import inert_json, inert_line
+from doctor.triage.schema import SCHEMA_VERSION
+
+QUANTILES = "[0.5, 0.9, 0.99]"
+
+
+class QueryError(Exception):
+    """A --query the database refused (the message is DuckDB's first line)."""
+
+
+def _rows(db, sql: str, params=()) -> list[dict]:
+    cursor = db.execute(sql, list(params))
+    names = [column[0] for column in cursor.description]
+    return [dict(zip(names, row)) for row in cursor.fetchall()]
+
+
+def tools_ranked(db, top: int) -> list[dict]:
+    """Tools by injected context: count, sum, p50/p90/p99/max of chars and tokens."""
+    rows = _rows(db, f"""
+        SELECT tool, tool_type, count(*) AS results, sum(injected_chars) AS chars, sum(tokens) AS tokens,
+               quantile_disc(injected_chars, {QUANTILES}) AS chars_q, max(injected_chars) AS chars_max,
+               quantile_disc(tokens, {QUANTILES}) AS tokens_q, max(tokens) AS tokens_max,
+               sum(oversized::INT) AS oversized
+        FROM results GROUP BY tool, tool_type ORDER BY chars DESC, tool LIMIT ?""", [top])
+    for row in rows:
+        row["chars_p50"], row["chars_p90"], row["chars_p99"] = row.pop("chars_q")
+        row["tokens_p50"], row["tokens_p90"], row["tokens_p99"] = row.pop("tokens_q")
+    return rows
+
+
+def oversized_by_version(db, top: int) -> list[dict]:
+    """Oversized results per 1,000, by tool × agent × agent version (highest rate first)."""
+    return _rows(db, """
+        SELECT r.tool, s.agent, coalesce(s.agent_version, '') AS agent_version, count(*) AS results,
+               sum(r.oversized::INT) AS oversized, round(1000.0 * sum(r.oversized::INT) / count(*), 1) AS per_1000
+        FROM results r JOIN sessions s USING (session_key)
+        GROUP BY r.tool, s.agent, s.agent_version
+        ORDER BY per_1000 DESC, results DESC, r.tool LIMIT ?""", [top])
+
+
+def layer_rates(db) -> list[dict]:
+    """Per agent and layer: results it bounded, their share of the agent's results, kept vs declared sizes."""
+    return _rows(db, """
+        SELECT s.agent, r.layer, count(*) AS results,
+               round(100.0 * count(*) / sum(count(*)) OVER (PARTITION BY s.agent), 2) AS percent,
+               sum(r.injected_chars) AS injected_chars, sum(r.raw_chars) AS raw_chars,
+               sum(r.declared_chars) AS declared_chars
+        FROM results r JOIN sessions s USING (session_key)
+        GROUP BY s.agent, r.layer ORDER BY s.agent, results DESC, r.layer""")
+
+
+def raw_vs_injected(db, top: int) -> list[dict]:
+    """Per tool: the output strings kept (raw), what the model is charged (injected), and what
+    spill stubs say the full outputs were (declared, where a layer bounded them)."""
+    return _rows(db, """
+        SELECT tool, count(*) AS results, sum(raw_chars) AS raw_chars, sum(injected_chars) AS injected_chars,
+               round(sum(injected_chars) / nullif(sum(raw_chars), 0), 3) AS injected_per_raw,
+               count(declared_chars) AS bounded_with_size, sum(declared_chars) AS declared_chars
+        FROM results GROUP BY tool ORDER BY injected_chars DESC, tool LIMIT ?""", [top])
+
+
+def sessions_at_risk(db, top: int) -> list[dict]:
+    """Sessions ranked by risk: oversized results, then spill findings, then retained context."""
+    rows = _rows(db, """
+        SELECT path, agent, agent_version, session_id, tool_results, retained_tokens, largest_chars, oversized,
+               spill_findings, input_problems, retention_unavailable
+        FROM sessions
+        ORDER BY coalesce(oversized, 0) DESC, coalesce(spill_findings, 0) DESC, coalesce(retained_tokens, 0) DESC,
+                 path
+        LIMIT ?""", [top])
+    for row in rows:
+        row["reason"] = risk_reason(row)
+    return rows
+
+
+def risk_reason(row: dict) -> str:
+    reasons = []
+    if row["retention_unavailable"]:
+        reasons.append("retention unavailable")
+    if row["oversized"]:
+        reasons.append(f"{row['oversized']:,} oversized result{'s' if row['oversized'] != 1 else ''}")
+    if row["spill_findings"]:
+        reasons.append(f"{row['spill_findings']:,} spill finding{'s' if row['spill_findings'] != 1 else ''}")
+    if row["input_problems"]:
+        reasons.append(f"{row['input_problems']:,} input problem{'s' if row['input_problems'] != 1 else ''}")
+    if row["retained_tokens"]:
+        reasons.append(f"~{row['retained_tokens']:,} tokens retained")
+    return "; ".join(reasons) or "nothing retained"
+
+
+HISTOGRAM_TOOLS = 6
+GROWTH_TURNS = 40
+SIZE_BIN = "CASE WHEN injected_chars < 1 THEN 0 ELSE floor(2 * log10(injected_chars))::BIGINT + 1 END"
+
+
+def histograms(db, tools: int = HISTOGRAM_TOOLS) -> list[dict]:
+    """Per tool (the largest by injected chars), results per half-decade size bin (charts.size_bin), gaps as 0."""
+    from doctor.report.charts import bin_label
+
+    rows = db.execute(f"""
+        WITH top AS (SELECT tool FROM results GROUP BY tool ORDER BY sum(injected_chars) DESC, tool LIMIT ?)
+        SELECT tool, {SIZE_BIN} AS bin, count(*) FROM results WHERE tool IN (SELECT tool FROM top)
+        GROUP BY ALL""", [tools]).fetchall()
+    order = [row[0] for row in db.execute(
+        "SELECT tool FROM results GROUP BY tool ORDER BY sum(injected_chars) DESC, tool LIMIT ?", [tools]).fetchall()]
+    counts: dict[str, dict[int, int]] = {tool: {} for tool in order}
+    for tool, size_bin, count in rows:
+        counts[tool][size_bin] = count
+    return [{"tool": tool, "bins": [{"bin": k, "from": bin_label(k), "results": bins.get(k, 0)}
+                                    for k in range(min(bins), max(bins) + 1)]}
+            for tool, bins in counts.items()]
+
+
+def oversized_rate_by_version(db) -> list[dict]:
+    return _rows(db, """
+        SELECT s.agent, coalesce(s.agent_version, '') AS agent_version, count(*) AS results,
+               round(1000.0 * sum(r.oversized::INT) / count(*), 1) AS per_1000
+        FROM results r JOIN sessions s USING (session_key) GROUP BY ALL ORDER BY s.agent, agent_version""")
+
+
+def growth_per_turn(db, turns: int = GROWTH_TURNS) -> list[dict]:
+    """Per user turn: sessions that reached it and the injected chars it added, on average per session."""
+    return _rows(db, """
+        WITH per AS (SELECT session_key, turn, sum(injected_chars) AS chars FROM results GROUP BY ALL)
+        SELECT turn, count(*) AS sessions, round(avg(chars), 1) AS chars_per_session
+        FROM per WHERE turn <= ? GROUP BY turn ORDER BY turn""", [turns])
+
+
+def totals(db) -> dict:
+    row = _rows(db, """
+        SELECT (SELECT count(*) FROM sessions) AS sessions,
+               (SELECT count(*) FROM sessions WHERE source = 'report') AS from_reports,
+               (SELECT count(*) FROM results) AS results,
+               (SELECT coalesce(sum(injected_chars), 0) FROM results) AS injected_chars,
+               (SELECT coalesce(sum(tokens), 0) FROM results) AS tokens,
+               (SELECT coalesce(sum(oversized::INT), 0) FROM results) AS oversized,
+               (SELECT count(*) FROM files WHERE status = 'skipped') AS files_skipped""")[0]
+    row["agents"] = _rows(db, """SELECT agent, coalesce(agent_version, '') AS agent_version, count(*) AS sessions
+                                 FROM sessions GROUP BY ALL ORDER BY sessions DESC, agent, agent_version""")
+    row["skipped"] = _rows(db, """SELECT reason, count(*) AS files FROM files WHERE status = 'skipped'
+                                  GROUP BY reason ORDER BY files DESC, reason""")
+    return row
+
+
+def collect(store, summary=None, *, top: int = 10, compare: tuple[str, str, str] | None = None) -> dict:
+    db = store.db
+    data = {
+        "schemaVersion": SCHEMA_VERSION,
+        "database": str(store.path),
+        "scan": None if summary is None else {
+            **{name: summary.counts.get(name, 0) for name in ("seen", "new", "changed", "grown", "unchanged", "skipped")},
+            "resultsWritten": summary.counts.get("results_written", 0),
+            "skippedReasons": [{"reason": reason, "files": count} for reason, count in summary.skipped.most_common()],
+        },
+        "totals": totals(db),
+        "tools": tools_ranked(db, top),
+        "oversizedByVersion": oversized_by_version(db, top),
+        "layers": layer_rates(db),
+        "rawVsInjected": raw_vs_injected(db, top),
+        "sessionsAtRisk": sessions_at_risk(db, top),
+        "charts": {
+            "histograms": histograms(db),
+            "oversizedRateByVersion": oversized_rate_by_version(db),
+            "growthPerTurn": growth_per_turn(db),
+        },
+    }
+    if compare is not None:
+        from doctor.triage.compare import compare as compare_sides
+
+        data["compare"] = compare_sides(db, *compare, top)
+    return data
+
+
+def render(data: dict, fmt: str) -> str:
+    if fmt == "json":
+        return inert_json(json.dumps(data, indent=2, ensure_ascii=False, default=str)) + "\n"
+    from doctor.triage.layout import document
+
+    return document(data, fmt)
+
+
+def query_text(store, sql: str, fmt: str) -> str:
+    """One read-only query's rows: JSON objects with --format json, else a tab-separated table."""
+    try:
+        cursor = store.db.cursor()
+        cursor.execute("BEGIN TRANSACTION READ ONLY")
+        cursor.execute(sql)
+        names = [column[0] for column in cursor.description or ()]
+        rows = cursor.fetchall()
+        cursor.execute("ROLLBACK")
+    except duckdb.Error as exc:
+        raise QueryError(str(exc).splitlines()[0]) from None
+    if fmt == "json":
+        return inert_json(json.dumps([dict(zip(names, row)) for row in rows], indent=2, ensure_ascii=False,
+                                     default=str)) + "\n"
+    lines = ["\t".join(map(inert_line, names)), *("\t".join(map(inert_line, row)) for row in rows)]
+    return "\n".join(lines) + "\n"
+
+
+def export_parquet(store, directory: Path) -> None:
+    directory.mkdir(parents=True, exist_ok=True)
+    for table in ("sessions", "results"):
+        target = (directory / f"{table}.parquet").as_posix().replace("'", "''")
+        store.db.execute(f"COPY (SELECT * FROM {table} ORDER BY ALL) TO '{target}' (FORMAT parquet)")

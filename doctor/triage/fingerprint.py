@@ -1,0 +1,66 @@
+"""Has a file changed since the last scan? Size, mtime and a digest of its head and tail.
+
+Reading only the two ends keeps an unchanged re-scan of thousands of files at a stat
+and 2 × 16 KB each. A file that grew is recognised as appended to when its old head and
+the bytes that used to be its tail are still the same: only then may the scan keep the
+rows it already has and add the new ones.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass
+
+EDGE_BYTES = 16 * 1024
+
+NEW, UNCHANGED, GROWN, CHANGED = "new", "unchanged", "grown", "changed"
+
+
+@dataclass(frozen=True, slots=True)
+class Fingerprint:
+    size: int
+    mtime_ns: int
+    head_len: int
+    head_digest: str
+    tail_len: int
+    tail_digest: str
+
+
+def _digest(data: bytes) -> str:
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+def _read(handle, offset: int, length: int) -> bytes:
+    handle.seek(offset)
+    return handle.read(length)
+
+
+def fingerprint(path: str) -> Fingerprint:
+    """The file's fingerprint now (raises OSError when it cannot be read)."""
+    with open(path, "rb") as handle:
+        stat = os.fstat(handle.fileno())
+        size = stat.st_size
+        head = _read(handle, 0, EDGE_BYTES)
+        tail_len = min(EDGE_BYTES, size)
+        tail = _read(handle, size - tail_len, tail_len)
+    return Fingerprint(size, stat.st_mtime_ns, len(head), _digest(head), len(tail), _digest(tail))
+
+
+def compare(path: str, now: Fingerprint, before: Fingerprint | None) -> str:
+    """NEW, UNCHANGED, GROWN (the old bytes are still the file's start) or CHANGED."""
+    if before is None:
+        return NEW
+    if now == before:
+        return UNCHANGED
+    if now.size <= before.size:
+        return CHANGED
+    try:
+        with open(path, "rb") as handle:
+            head = _read(handle, 0, before.head_len)
+            old_tail = _read(handle, before.size - before.tail_len, before.tail_len)
+    except OSError:
+        return CHANGED
+    if _digest(head) == before.head_digest and _digest(old_tail) == before.tail_digest:
+        return GROWN
+    return CHANGED

@@ -1,0 +1,132 @@
+"""The per-file job: one session file (or pasted report, or archive member) in, plain rows out.
+
+It runs in a worker process (local pool or Dask), so it takes and returns picklable
+data only and never touches the database. It goes through the same path as
+`doctor memory` (reader → analysis → spill audit), so a scanned session has the
+figures `doctor memory` shows for it. No payload text leaves the job: names, sizes,
+counts, layers and budgets only. A file that cannot be read is an outcome with a
+reason, never an exception: one bad file must not stop a scan of thousands.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from pathlib import Path
+
+from doctor.assemble import ReportOptions, report_for_session, scan_facts
+from doctor.core.estimator import tokens_for_chars
+from doctor.core.retention import whole_number
+from doctor.core.sentinels import LAYERS
+from doctor.report.audit_summary import category_counts
+from doctor.sources.base import SourceError
+from doctor.sources.registry import open_session
+from doctor.triage import archives, pasted
+from doctor.triage.rows import LAYER_COLUMNS, SKIPPED, FileJob, FileOutcome, finish, tool_type
+
+def scan_file(job: FileJob) -> FileOutcome:
+    """Scan one file; every failure becomes a skipped outcome with its reason."""
+    try:
+        if job.member is not None:
+            return _scan_member(job)
+        return _scan_path(job, Path(job.path), audit=True)
+    except SourceError as exc:
+        return FileOutcome(job.key, job.shown, SKIPPED, reason=_reason(exc))
+    except OSError as exc:
+        return FileOutcome(job.key, job.shown, SKIPPED, reason=f"cannot read: {exc.strerror or exc}")
+    except Exception as exc:  # a reader bug on one odd file must not end the scan of the rest
+        return FileOutcome(job.key, job.shown, SKIPPED, reason=f"internal error: {type(exc).__name__}: {exc}")
+
+
+def _reason(exc: SourceError) -> str:
+    """The message without the location prefix (the database shows paths per --paths, not raw)."""
+    text = str(exc)
+    location = f"{exc.path}:{exc.line}: " if exc.line is not None else f"{exc.path}: "
+    if text.startswith(location):
+        text = text[len(location):]
+        return f"line {exc.line}: {text}" if exc.line is not None else text
+    return text
+
+
+def _scan_member(job: FileJob) -> FileOutcome:
+    """An archive member is copied to a private temporary file and scanned like any file.
+
+    Its spill files are not beside it, so the spill audit is not run (spill_findings is NULL).
+    """
+    directory = tempfile.mkdtemp(prefix="doctor-scan-")
+    try:
+        target = Path(directory) / Path(job.member).name
+        archives.extract_member(job.path, job.member, target)
+        return _scan_path(job, target, audit=False)
+    finally:
+        shutil.rmtree(directory, ignore_errors=True)
+
+
+def _scan_path(job: FileJob, path: Path, *, audit: bool) -> FileOutcome:
+    report = pasted.read_report(path)
+    if report is not None:
+        return pasted.outcome(job, report)
+    session = open_session(path)
+    options = job.options or ReportOptions()
+    report = report_for_session(session, options)
+    findings = _spill_findings(session, report) if audit else None
+    return _outcome(job, session, report, findings)
+
+
+def _spill_findings(session, report) -> int:
+    from doctor.spill.audit import audit_spill
+    from doctor.spill.pointers import pointers_for
+    from doctor.spill.resolve import SpillLocator
+
+    locator = SpillLocator(session.path, session_roots=session.spill_roots)
+    audit = audit_spill(session, pointers_for(session, report.retention), locator)
+    return sum(category_counts(audit).values())
+
+
+def _outcome(job: FileJob, session, report, spill_findings: int | None) -> FileOutcome:
+    analysis = report.retention
+    rows = list(result_rows(analysis)) if analysis is not None else []
+    layers = analysis.layer_counts if analysis is not None else {}
+    stats = analysis.stats if analysis is not None else None
+    facts = scan_facts(session)
+    row = {
+        "session_key": job.key,
+        "path": job.shown,
+        "source": "session",
+        "agent": session.agent,
+        "agent_version": facts["agentVersion"],
+        "format": session.format,
+        "session_id": session.session_id,
+        "project_hash": facts["projectHash"],
+        "started": session.started,
+        "size_bytes": facts["sizeBytes"],
+        "records": facts["records"],
+        "tool_results": stats.tool_result_count if stats else None,
+        "retained_chars": whole_number(stats.total_chars) if stats else None,
+        "retained_tokens": stats.total_tokens if stats else None,
+        "largest_chars": whole_number(stats.largest_result_chars) if stats else None,
+        "oversized": stats.oversized_result_count if stats else None,
+        **{column: layers.get(layer, 0) for column, layer in zip(LAYER_COLUMNS, LAYERS)},
+        "side_channel_chars": sum(copy.chars for copy in session.side_channel.values()),
+        "side_channel_copies": sum(copy.count for copy in session.side_channel.values()),
+        "spill_findings": spill_findings,
+        "input_problems": sum(1 for issue in session.issues if issue.severity == "warning"),
+        "retention_unavailable": report.retention_unavailable,
+        "results_complete": analysis is not None,
+    }
+    return finish(job, row, rows)
+
+
+def result_rows(analysis):
+    """One tuple per result, in RESULT_COLUMNS order; declared_chars is the full output's size a spill stub states."""
+    types: dict[tuple[str, str], str] = {}
+    for result in analysis.results:
+        budget = result.budget
+        kind = types.get((result.tool, budget.source))
+        if kind is None:
+            kind = types[result.tool, budget.source] = tool_type(result.tool, budget.source)
+        yield (
+            result.ordinal, result.turn, result.tool, kind, result.raw_chars, float(result.chars),
+            tokens_for_chars(result.chars), budget.as_json_number(), budget.source, result.sentinel,
+            result.oversized, result.is_error, result.stub.declared_chars if result.stub is not None else None,
+        )

@@ -1,0 +1,175 @@
+"""`doctor scan`'s answers laid out as report sections (text, Markdown, HTML share them).
+
+Built from the JSON-ready dict of `answers.collect`, so every format shows the same
+figures as `--json`. Names from sessions (tools, versions, paths) are made inert here.
+"""
+
+from __future__ import annotations
+
+from doctor.report.charts import Chart
+from doctor.report.figures import figure
+from doctor.report.inert import inert_line
+from doctor.report.sections import Paragraph, Section, Table
+
+TITLE = "doctor scan — triage database"
+
+
+def _table(columns: tuple[str, ...], rows, numeric: tuple[int, ...]) -> Table:
+    return Table(columns, tuple(tuple(cell if isinstance(cell, str) else figure(cell) for cell in row) for row in rows),
+                 frozenset(numeric))
+
+
+NAME_CHARS = 60  # a tool name can be anything a model or server sent: cells stay readable
+
+
+def _name(value) -> str:
+    if value in (None, ""):
+        return "—"
+    text = inert_line(value)
+    return text if len(text) <= NAME_CHARS else text[:NAME_CHARS - 1] + "…"
+
+
+def _scan(data: dict) -> Section:
+    scan, totals = data["scan"], data["totals"]
+    blocks = []
+    if scan is not None:
+        blocks.append(Paragraph(
+            f"This scan: {scan['seen']:,} files seen, {scan['new']:,} new, {scan['changed']:,} changed, "
+            f"{scan['grown']:,} grown, {scan['unchanged']:,} unchanged, {scan['skipped']:,} skipped; "
+            f"{scan['resultsWritten']:,} result rows written."))
+    blocks.append(Paragraph(
+        f"Database: {totals['sessions']:,} sessions ({totals['from_reports']:,} from pasted reports), "
+        f"{totals['results']:,} tool results, {figure(totals['injected_chars'])} chars "
+        f"(~{totals['tokens']:,} tokens) injected, {totals['oversized']:,} oversized; "
+        f"{totals['files_skipped']:,} files skipped."))
+    if totals["agents"]:
+        blocks.append(_table(("Agent", "Version", "Sessions"),
+                             ((_name(a["agent"]), _name(a["agent_version"]), a["sessions"]) for a in totals["agents"]),
+                             (2,)))
+    return Section("Scan", tuple(blocks))
+
+
+def _skipped(data: dict) -> Section | None:
+    skipped = data["totals"]["skipped"]
+    if not skipped:
+        return None
+    return Section("Skipped files", (
+        Paragraph("Files that are not sessions or reports doctor reads, or could not be read (from every scan):"),
+        _table(("Reason", "Files"), ((inert_line(row["reason"]), row["files"]) for row in skipped), (1,)),
+    ))
+
+
+def _tools(data: dict) -> Section:
+    rows = ((_name(t["tool"]), t["tool_type"], t["results"], t["chars"], t["chars_p50"], t["chars_p90"],
+             t["chars_p99"], t["chars_max"], t["tokens"], t["tokens_p90"], t["oversized"]) for t in data["tools"])
+    charts = tuple(
+        Chart(f"{_name(h['tool'])}: results by injected size", tuple(b["from"] for b in h["bins"]),
+              tuple(b["results"] for b in h["bins"]), "injected chars (log scale, half-decade bins)", "results",
+              slug=f"histogram-{index}")
+        for index, h in enumerate(data["charts"]["histograms"]))
+    return Section("Tools by injected context", (_table(
+        ("Tool", "Type", "Results", "Chars", "p50", "p90", "p99", "Max", "Tokens", "Tokens p90", "Oversized"),
+        rows, tuple(range(2, 11))), *charts))
+
+
+def _oversized(data: dict) -> Section:
+    rows = ((_name(r["tool"]), _name(r["agent"]), _name(r["agent_version"]), r["results"], r["oversized"],
+             f"{r['per_1000']:.1f}") for r in data["oversizedByVersion"])
+    versions = data["charts"]["oversizedRateByVersion"]
+    chart = Chart("Oversized per 1,000 results, by agent version",
+                  tuple(f"{_name(v['agent'])} {v['agent_version']}".strip() for v in versions),
+                  tuple(v["per_1000"] for v in versions), "agent and version", "oversized per 1,000",
+                  slug="oversized-by-version")
+    return Section("Oversized per 1,000 results, by tool and agent version", (_table(
+        ("Tool", "Agent", "Version", "Results", "Oversized", "Per 1,000"), rows, (3, 4, 5)), chart))
+
+
+def _layers(data: dict) -> Section:
+    rows = ((_name(r["agent"]), r["layer"], r["results"], f"{r['percent']:.2f}%", r["injected_chars"],
+             r["declared_chars"]) for r in data["layers"])
+    return Section("Which layer bounded each result", (
+        Paragraph("Per agent: the share of results each layer bounded (`none`: the full output stayed in "
+                  "context), what they cost in context, and the full sizes their spill stubs declare."),
+        _table(("Agent", "Layer", "Results", "Share", "Injected chars", "Declared chars"), rows, (2, 3, 4, 5)),
+    ))
+
+
+def _raw(data: dict) -> Section:
+    rows = ((_name(r["tool"]), r["results"], r["raw_chars"], r["injected_chars"],
+             "—" if r["injected_per_raw"] is None else f"{r['injected_per_raw']:.3f}", r["bounded_with_size"],
+             r["declared_chars"]) for r in data["rawVsInjected"])
+    return Section("Raw vs injected", (
+        Paragraph("Raw: the output strings the history keeps; injected: what the model is charged for them "
+                  "(wrappers and nested parts included); declared: the full outputs' sizes where a layer cut "
+                  "them and said so."),
+        _table(("Tool", "Results", "Raw chars", "Injected chars", "Injected/raw", "Bounded, sized", "Declared chars"),
+               rows, (1, 2, 3, 4, 5, 6)),
+    ))
+
+
+def _growth(data: dict) -> Section | None:
+    turns = data["charts"]["growthPerTurn"]
+    if not turns:
+        return None
+    chart = Chart("Injected chars added per turn (mean per session)", tuple(str(t["turn"]) for t in turns),
+                  tuple(t["chars_per_session"] for t in turns), "user turn", "chars", slug="growth-per-turn")
+    return Section("Growth per turn", (
+        chart, _table(("Turn", "Sessions", "Chars per session"),
+                      ((str(t["turn"]), t["sessions"], t["chars_per_session"]) for t in turns), (1, 2))))
+
+
+def _risk(data: dict) -> Section:
+    rows = ((_name(s["path"]), _name(s["agent"]), _name(s["agent_version"]), s["tool_results"], s["retained_tokens"],
+             s["oversized"], _name(s["reason"])) for s in data["sessionsAtRisk"])
+    return Section("Sessions by risk", (_table(
+        ("Session", "Agent", "Version", "Results", "Tokens", "Oversized", "Why"), rows, (3, 4, 5)),))
+
+
+def _compare(data: dict) -> Section | None:
+    compared = data.get("compare")
+    if compared is None:
+        return None
+    a, b = compared["a"], compared["b"]
+
+    def line(label: str, key: str) -> tuple:
+        return (label, figure(a[key]), figure(b[key]))
+
+    summary = _table((inert_line(compared["field"]), _name(a["value"]), _name(b["value"])), (
+        line("Sessions", "sessions"), line("Tool results", "results"), line("Oversized", "oversized"),
+        line("Oversized per 1,000", "per_1000"), line("Injected chars p50", "chars_p50"),
+        line("Injected chars p90", "chars_p90"), line("Injected chars p99", "chars_p99"),
+        line("Injected chars max", "chars_max"), line("Tokens per session", "tokens_per_session"),
+        *((f"Layer: {layer}", f"{a['layer_percent'].get(layer, 0):.2f}%", f"{b['layer_percent'].get(layer, 0):.2f}%")
+          for layer in sorted(set(a["layer_percent"]) | set(b["layer_percent"]))),
+    ), (1, 2))
+
+    def cell(side: dict | None, key: str) -> str:
+        return "—" if side is None else figure(side[key])
+
+    tools = _table(("Tool", f"Results {_name(a['value'])}", f"Results {_name(b['value'])}", "Per 1,000 A",
+                    "Per 1,000 B", "p90 A", "p90 B", "What changed"),
+                   ((_name(t["tool"]), cell(t["a"], "results"), cell(t["b"], "results"), cell(t["a"], "per_1000"),
+                     cell(t["b"], "per_1000"), cell(t["a"], "chars_p90"), cell(t["b"], "chars_p90"), t["change"])
+                    for t in compared["tools"]), (1, 2, 3, 4, 5, 6))
+    return Section(f"Compare {inert_line(compared['field'])}: {_name(a['value'])} vs {_name(b['value'])}",
+                   (summary, Paragraph("Per tool, the largest changes first (A is the first value):"), tools))
+
+
+def sections(data: dict) -> list[Section]:
+    built = [_scan(data), _compare(data), _skipped(data), _tools(data), _oversized(data), _layers(data), _raw(data),
+             _growth(data), _risk(data)]
+    return [section for section in built if section is not None]
+
+
+def document(data: dict, fmt: str) -> str:
+    if fmt == "markdown":
+        from doctor.report.markdown import markdown_document
+
+        return markdown_document(TITLE, sections(data))
+    if fmt == "html":
+        from doctor.report.html import html_document
+
+        return html_document(TITLE, sections(data))
+    from doctor.report.text import text_document
+
+    return text_document(TITLE, sections(data))

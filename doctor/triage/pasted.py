@@ -1,0 +1,88 @@
+"""`doctor memory --json` reports that users pasted or attached, read as sessions.
+
+They carry no payloads, so support can ask for them instead of raw sessions. A report
+made with `--results` carries every result's sizes (and the agent version, project hash
+and file size) and fills the database as the session itself would; one without gives the
+session's totals, and its result rows are marked incomplete.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from doctor.core.sentinels import LAYERS
+from doctor.report.audit_summary import AUDIT_CATEGORIES
+from doctor.sources.base import SourceError
+from doctor.sources.jsonl import loads
+from doctor.triage.rows import LAYER_COLUMNS, FileJob, FileOutcome, finish, tool_type
+
+MARKERS = (b'"schemaVersion"', b'"generator"', b'"toolResultRetention"')
+SNIFF_BYTES = 4096
+PROBLEM_KINDS = frozenset(kind for kinds in AUDIT_CATEGORIES.values() for kind in kinds)
+
+
+def read_report(path: Path) -> dict | None:
+    """The report when `path` holds one, else None; a damaged report is a SourceError."""
+    if path.suffix != ".json":
+        return None
+    with open(path, "rb") as handle:
+        head = handle.read(SNIFF_BYTES)
+        if not (b'"schemaVersion"' in head and b'"generator"' in head):
+            return None
+        data = head + handle.read()
+    try:
+        report = loads(data)
+    except ValueError as exc:
+        raise SourceError(path, f"a doctor report that is not valid JSON ({exc})") from None
+    generator = report.get("generator") if isinstance(report, dict) else None
+    if not (isinstance(generator, dict) and generator.get("name") == "doctor" and isinstance(report.get("retention"), dict)):
+        return None
+    return report
+
+
+def outcome(job: FileJob, report: dict) -> FileOutcome:
+    source = report.get("source") or {}
+    stats = report.get("toolResultRetention")
+    retention = report["retention"]
+    available = retention.get("available") is True and isinstance(stats, dict)
+    results = retention.get("results") if available else None
+    layers = retention.get("layers") or {}
+    spill = report.get("spill")
+    rows = [_row(result) for result in results] if isinstance(results, list) else []
+    row = {
+        "session_key": job.key,
+        "path": job.shown,
+        "source": "report",
+        "agent": source.get("agent"),
+        "agent_version": source.get("agentVersion"),
+        "format": source.get("format"),
+        "session_id": source.get("sessionId"),
+        "project_hash": source.get("projectHash"),
+        "started": source.get("started"),
+        "size_bytes": source.get("sizeBytes"),
+        "records": source.get("records"),
+        "tool_results": stats["toolResultCount"] if available else None,
+        "retained_chars": stats["totalChars"] if available else None,
+        "retained_tokens": retention.get("totalTokens") if available else None,
+        "largest_chars": stats["largestResultChars"] if available else None,
+        "oversized": stats["oversizedResultCount"] if available else None,
+        **{column: layers.get(layer, 0) for column, layer in zip(LAYER_COLUMNS, LAYERS)},
+        "side_channel_chars": sum(copy.get("chars", 0) for copy in report.get("sideChannel", [])),
+        "side_channel_copies": sum(copy.get("count", 0) for copy in report.get("sideChannel", [])),
+        "spill_findings": None if not isinstance(spill, dict) else sum(
+            1 for finding in spill.get("findings", [])
+            if finding.get("severity") != "info" and finding.get("kind") in PROBLEM_KINDS),
+        "input_problems": sum(1 for issue in report.get("issues", []) if issue.get("severity") == "warning"),
+        "retention_unavailable": None if available else retention.get("reason"),
+        "results_complete": isinstance(results, list),
+    }
+    return finish(job, row, rows)
+
+
+def _row(result: dict) -> tuple:
+    budget = result.get("budget") or {}
+    return (
+        result["ordinal"], result["turn"], result["tool"], tool_type(result["tool"], budget.get("source", "")),
+        result["rawChars"], float(result["chars"]), result["tokens"], budget.get("chars"), budget.get("source"),
+        result["layer"], result["oversized"], result["isError"], (result.get("pointer") or {}).get("declaredChars"),
+    )

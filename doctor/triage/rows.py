@@ -1,0 +1,91 @@
+"""The rows one scanned file yields, as plain picklable data (they cross process and Dask boundaries).
+
+Column names and order here are the database's (see `schema`); a job fills them,
+the store writes them, nothing in between renames them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from doctor.core.budgets import is_mcp_tool_name
+from doctor.core.sentinels import LAYERS
+
+LAYER_COLUMNS = tuple("layer_" + re.sub(r"[^a-z0-9]+", "_", layer).strip("_") for layer in LAYERS)
+
+SESSION_COLUMNS = (
+    "session_key", "path", "source", "agent", "agent_version", "format", "session_id", "project_hash",
+    "started", "size_bytes", "records", "tool_results", "retained_chars", "retained_tokens", "largest_chars",
+    "oversized", *LAYER_COLUMNS, "side_channel_chars", "side_channel_copies", "spill_findings",
+    "input_problems", "retention_unavailable", "results_complete", "results_digest",
+)
+
+# Per result, after session_key.
+RESULT_COLUMNS = (
+    "ordinal", "turn", "tool", "tool_type", "raw_chars", "injected_chars", "tokens",
+    "budget_chars", "budget_source", "layer", "oversized", "error", "declared_chars",
+)
+
+OK, SKIPPED = "ok", "skipped"
+
+
+@dataclass(frozen=True)
+class FileJob:
+    """One file to scan: a session file, a pasted JSON report, or a member of an archive."""
+
+    key: str  # stable id of the file (digest of its absolute path, and member)
+    path: str  # the file to open (the archive, for a member)
+    shown: str  # the path as the database stores it (--paths)
+    member: str | None = None
+    options: object = None  # assemble.ReportOptions
+    known_results: int = 0  # rows already stored for a file that grew by appends
+    known_digest: str | None = None  # digest of those rows
+
+
+@dataclass
+class FileOutcome:
+    """What a job found: a session row and its result rows, or the reason the file was skipped."""
+
+    key: str
+    shown: str
+    status: str
+    reason: str | None = None
+    session: dict | None = None
+    results: list[tuple] = field(default_factory=list)  # rows with ordinal >= first_new
+    first_new: int = 0  # 0: replace the session's rows; K > 0: keep the K stored rows, append these
+
+
+class RowDigest:
+    """A running digest of result rows: equal digests of a prefix mean the stored rows still hold."""
+
+    def __init__(self) -> None:
+        self._hash = hashlib.blake2b(digest_size=16)
+
+    def add(self, rows: Iterable[tuple]) -> None:
+        for row in rows:
+            self._hash.update(repr(row).encode("utf-8", "surrogatepass"))
+            self._hash.update(b"\n")
+
+    def hexdigest(self) -> str:
+        return self._hash.hexdigest()
+
+
+def tool_type(name: str, budget_source: str) -> str:
+    return "mcp" if budget_source == "mcp" or is_mcp_tool_name(name) else "built-in"
+
+
+def finish(job: FileJob, session_row: dict, rows: list[tuple]) -> FileOutcome:
+    """The outcome with the row digest, keeping only new rows when the stored prefix still holds."""
+    first_new = 0
+    if job.known_results and len(rows) >= job.known_results:
+        prefix = RowDigest()
+        prefix.add(rows[:job.known_results])
+        if prefix.hexdigest() == job.known_digest:
+            first_new = job.known_results
+    digest = RowDigest()
+    digest.add(rows)
+    session_row["results_digest"] = digest.hexdigest()
+    return FileOutcome(job.key, job.shown, OK, session=session_row, results=rows[first_new:], first_new=first_new)

@@ -1,0 +1,115 @@
+"""One `doctor scan`: decide what changed, run the jobs on an engine, write each file as it finishes.
+
+Deciding is cheap and happens here (stat, and 2 × 16 KB digests, per file);
+reading and measuring is the jobs' work. Unchanged files cost nothing more; a
+session that grew by appends is re-read by its job, which sends back only the
+rows after the ones already stored when those still hold (the analysis needs the
+whole file: a rewind or compaction can change what earlier records mean).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from doctor.triage import archives
+from doctor.triage.fingerprint import CHANGED, GROWN, NEW, UNCHANGED, Fingerprint, compare, fingerprint
+from doctor.triage.inputs import file_key, shown
+from doctor.triage.rows import SKIPPED, FileJob, FileOutcome
+from doctor.triage.store import Store
+
+
+@dataclass
+class ScanSummary:
+    """What this scan did, for the report's first lines and the scans table."""
+
+    counts: Counter = field(default_factory=Counter)  # files seen / new / … / skipped, results_written
+    skipped: Counter = field(default_factory=Counter)  # reason -> files skipped in this scan
+    interrupted: bool = False
+
+
+@dataclass(frozen=True)
+class ScanRequest:
+    files: list[Path]
+    path_style: str = "short"
+    options: object = None  # assemble.ReportOptions shared by every job
+    engine: str = "local"
+    workers: int | None = None
+    scheduler: str | None = None
+
+
+def scan(store: Store, request: ScanRequest) -> ScanSummary:
+    summary = ScanSummary()
+    scan_id = store.begin_scan(request.engine)
+    known = store.known_files()
+    try:
+        jobs, prints, archive_of = _plan(store, request, known, summary, scan_id)
+        for outcome in _engine(request, jobs):
+            summary.counts["results_written"] += store.write(outcome, prints.get(outcome.key), scan_id,
+                                                             archive_of.get(outcome.key))
+            if outcome.status == SKIPPED:
+                summary.counts["skipped"] += 1
+                summary.skipped[outcome.reason] += 1
+    except KeyboardInterrupt:
+        summary.interrupted = True
+        raise
+    finally:
+        store.finish_scan(scan_id, summary.counts, summary.interrupted)
+    return summary
+
+
+def _engine(request: ScanRequest, jobs: list[FileJob]):
+    from doctor.triage import engines
+
+    if request.engine == "dask":
+        return engines.run_dask(jobs, request.scheduler)
+    return engines.run_local(jobs, request.workers)
+
+
+def _plan(store: Store, request: ScanRequest, known: dict, summary: ScanSummary, scan_id: int):
+    """The jobs to run, each file's fingerprint, and the archive each member belongs to."""
+    jobs: list[FileJob] = []
+    prints: dict[str, Fingerprint] = {}
+    archive_of: dict[str, str] = {}
+    style = request.path_style
+    for path in request.files:
+        key = file_key(path)
+        summary.counts["seen"] += 1
+        try:
+            now = fingerprint(str(path))
+        except OSError as exc:
+            _skip_now(store, key, shown(path, style), f"cannot read: {exc.strerror or exc}", scan_id, summary)
+            continue
+        before = known.get(key, (None, None, None))[0]
+        state = compare(str(path), now, before)
+        if state == UNCHANGED:
+            summary.counts["unchanged"] += 1
+            continue
+        if archives.is_archive(path):
+            summary.counts[NEW if state == NEW else CHANGED] += 1
+            try:
+                names = archives.members(path)
+            except (OSError, ValueError, EOFError) as exc:
+                store.write_archive(key, shown(path, style), now, SKIPPED, str(exc), scan_id)
+                summary.counts["skipped"] += 1
+                summary.skipped[str(exc)] += 1
+                continue
+            store.write_archive(key, shown(path, style), now, "archive", f"{len(names)} members", scan_id)
+            for name in names:
+                member_key = file_key(path, name)
+                archive_of[member_key] = key
+                jobs.append(FileJob(member_key, str(path), shown(path, style, name), name, request.options))
+            continue
+        known_results, known_digest = store.stored_results(key) if state == GROWN else (0, None)
+        summary.counts[state if state != GROWN or known_digest else CHANGED] += 1
+        prints[key] = now
+        jobs.append(FileJob(key, str(path), shown(path, style), None, request.options, known_results, known_digest))
+    return jobs, prints, archive_of
+
+
+def _skip_now(store: Store, key: str, path_shown: str, reason: str, scan_id: int, summary: ScanSummary) -> None:
+    store.write(FileOutcome(key, path_shown, SKIPPED, reason=reason), None, scan_id)
+    summary.counts["skipped"] += 1
+    summary.skipped[reason] += 1
+

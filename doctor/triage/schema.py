@@ -1,0 +1,89 @@
+"""The triage database's tables, versioned. docs/triage-database.md documents every column.
+
+Bump SCHEMA_VERSION whenever a table or column changes; a database written by another
+version is refused with a message instead of being half-understood. `results` has no
+primary key on purpose: (session_key, ordinal) is unique by construction, and an index
+would cost more on bulk inserts than it saves on the per-session deletes.
+"""
+
+from __future__ import annotations
+
+from doctor.triage.rows import LAYER_COLUMNS
+
+SCHEMA_VERSION = 1
+
+_LAYERS = ",\n    ".join(f"{column} BIGINT NOT NULL" for column in LAYER_COLUMNS)
+
+TABLES = {
+    "meta": """CREATE TABLE meta (key VARCHAR PRIMARY KEY, value VARCHAR NOT NULL)""",
+    "scans": """CREATE TABLE scans (
+    scan_id BIGINT PRIMARY KEY,
+    started_at TIMESTAMP NOT NULL,
+    finished_at TIMESTAMP,
+    engine VARCHAR NOT NULL,
+    files_seen BIGINT,
+    files_new BIGINT,
+    files_changed BIGINT,
+    files_grown BIGINT,
+    files_unchanged BIGINT,
+    files_skipped BIGINT,
+    results_written BIGINT,
+    interrupted BOOLEAN
+)""",
+    "files": """CREATE TABLE files (
+    file_key VARCHAR PRIMARY KEY,
+    path VARCHAR NOT NULL,
+    archive_key VARCHAR,
+    size BIGINT,
+    mtime_ns BIGINT,
+    head_len BIGINT,
+    head_digest VARCHAR,
+    tail_len BIGINT,
+    tail_digest VARCHAR,
+    status VARCHAR NOT NULL,
+    reason VARCHAR,
+    scan_id BIGINT NOT NULL
+)""",
+    "sessions": f"""CREATE TABLE sessions (
+    session_key VARCHAR PRIMARY KEY,
+    path VARCHAR NOT NULL,
+    source VARCHAR NOT NULL,
+    agent VARCHAR,
+    agent_version VARCHAR,
+    format VARCHAR,
+    session_id VARCHAR,
+    project_hash VARCHAR,
+    started VARCHAR,
+    size_bytes BIGINT,
+    records BIGINT,
+    tool_results BIGINT,
+    retained_chars DOUBLE,
+    retained_tokens BIGINT,
+    largest_chars DOUBLE,
+    oversized BIGINT,
+    {_LAYERS},
+    side_channel_chars BIGINT NOT NULL,
+    side_channel_copies BIGINT NOT NULL,
+    spill_findings BIGINT,
+    input_problems BIGINT NOT NULL,
+    retention_unavailable VARCHAR,
+    results_complete BOOLEAN NOT NULL,
+    results_digest VARCHAR NOT NULL
+)""",
+    "results": """CREATE TABLE results (
+    session_key VARCHAR NOT NULL,
+    ordinal BIGINT NOT NULL,
+    turn BIGINT NOT NULL,
+    tool VARCHAR NOT NULL,
+    tool_type VARCHAR NOT NULL,
+    raw_chars BIGINT NOT NULL,
+    injected_chars DOUBLE NOT NULL,
+    tokens BIGINT NOT NULL,
+    budget_chars DOUBLE,
+    budget_source VARCHAR,
+    layer VARCHAR NOT NULL,
+    oversized BOOLEAN NOT NULL,
+    error BOOLEAN NOT NULL,
+    declared_chars BIGINT
+)""",
+}

@@ -1,0 +1,143 @@
+"""`doctor install` / `doctor uninstall` through the command line, into a throwaway HOME and project.
+
+What a user's settings must survive: a second install (nothing changes, no backup), unrelated keys
+(kept, in order), an uninstall (doctor's entries gone, the rest kept), a file that does not parse
+or a file of the user's own at doctor's path (refused, exit 2, byte-for-byte untouched), and
+`--dry-run` (a diff, nothing written).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from doctor import cli
+from doctor.integrations import AGENTS
+
+
+@pytest.fixture
+def home(tmp_path, monkeypatch) -> Path:
+    home = tmp_path / "home"
+    home.mkdir()
+    for name in ("CLAUDE_CONFIG_DIR", "QWEN_HOME", "CODEX_HOME", "GEMINI_CLI_HOME"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HOME", str(home))
+    project = tmp_path / "project"
+    project.mkdir()
+    monkeypatch.chdir(project)
+    return home
+
+
+def snapshot(root: Path) -> dict[str, bytes]:
+    return {str(path.relative_to(root)): path.read_bytes() for path in sorted(root.rglob("*")) if path.is_file()}
+
+
+@pytest.mark.parametrize("agent", AGENTS)
+@pytest.mark.parametrize("scope", ["--user", "--project"])
+def test_install_twice_changes_nothing_the_second_time(agent, scope, home, capsys):
+    assert cli.main(["install", agent, scope]) == 0
+    first = capsys.readouterr().out
+    assert "created" in first
+    after_first = snapshot(home.parent)
+    assert cli.main(["install", agent, scope]) == 0
+    assert "nothing changed" in capsys.readouterr().out
+    assert snapshot(home.parent) == after_first
+
+
+@pytest.mark.parametrize("agent", AGENTS)
+def test_uninstall_removes_everything_install_wrote(agent, home, capsys):
+    before = snapshot(home.parent)
+    cli.main(["install", agent])
+    assert snapshot(home.parent) != before
+    assert cli.main(["uninstall", agent]) == 0
+    assert "removed" in capsys.readouterr().out
+    assert {name for name in snapshot(home.parent) if ".doctor-backup-" not in name} == set(before)
+
+
+def test_qwen_settings_keep_unrelated_keys_through_install_and_uninstall(home, capsys):
+    settings = home / ".qwen" / "settings.json"
+    settings.parent.mkdir()
+    original = {"model": {"name": "qwen3-coder"}, "permissions": {"allow": ["run_shell_command(git)"],
+                                                                  "deny": ["run_shell_command(rm)"]},
+                "tools": {"truncateToolOutputThreshold": 10000}}
+    settings.write_text(json.dumps(original, indent=4))
+    os.chmod(settings, 0o600)
+
+    assert cli.main(["install", "qwen"]) == 0
+    installed = json.loads(settings.read_text())
+    assert installed["permissions"]["allow"] == ["run_shell_command(git)", "run_shell_command(doctor slash)"]
+    assert {key: value for key, value in installed.items() if key not in ("permissions", "hooks")} == {
+        key: value for key, value in original.items() if key != "permissions"}
+    assert list(installed) == [*original, "hooks"]  # order kept, doctor's hook table last
+    assert installed["hooks"]["PostToolUse"][0]["hooks"][0]["command"] == "doctor hook qwen"
+    [backup] = settings.parent.glob("settings.json.doctor-backup-*")
+    assert json.loads(backup.read_text()) == original
+    assert backup.stat().st_mode & 0o777 == 0o600 == settings.stat().st_mode & 0o777
+    assert "backup: settings.json.doctor-backup-" in capsys.readouterr().out
+
+    assert cli.main(["uninstall", "qwen"]) == 0
+    assert json.loads(settings.read_text()) == original
+
+
+@pytest.mark.parametrize("broken", ["{ \"permissions\": {", "// a comment\n{}", "[1, 2]", "{\"permissions\": 3}"])
+def test_a_settings_file_that_does_not_parse_is_refused_untouched(broken, home, capsys):
+    settings = home / ".qwen" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text(broken)
+    before = snapshot(home.parent)
+
+    assert cli.main(["install", "qwen"]) == 2
+
+    error = capsys.readouterr().err
+    assert error.count("\n") == 1 and str(settings) in error and "refused" in error
+    assert snapshot(home.parent) == before
+
+
+def test_a_command_file_of_the_users_own_is_refused(home, capsys):
+    mine = home / ".claude" / "commands" / "doctor" / "memory.md"
+    mine.parent.mkdir(parents=True)
+    mine.write_text("my own doctor command\n")
+    assert cli.main(["install", "claude"]) == 2
+    assert "not written by doctor" in capsys.readouterr().err
+    assert cli.main(["uninstall", "claude"]) == 0
+    assert mine.read_text() == "my own doctor command\n"
+
+
+def test_dry_run_shows_the_diff_and_writes_nothing(home, capsys):
+    (home / ".codex").mkdir()
+    hooks = home / ".codex" / "hooks.json"
+    hooks.write_text(json.dumps({"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "notify"}]}]}}))
+    before = snapshot(home.parent)
+    assert cli.main(["install", "codex", "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert f"+++ {hooks}" in out and "UserPromptSubmit" in out
+    assert "nothing written" in out
+    assert snapshot(home.parent) == before
+
+
+def test_codex_hooks_keep_the_users_own_hooks(home):
+    (home / ".codex").mkdir()
+    hooks = home / ".codex" / "hooks.json"
+    theirs = {"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "notify"}]}],
+                        "UserPromptSubmit": [{"hooks": [{"type": "command", "command": "scan-secrets"}]}]}}
+    hooks.write_text(json.dumps(theirs))
+    assert cli.main(["install", "codex"]) == 0
+    installed = json.loads(hooks.read_text())
+    assert installed["hooks"]["Stop"] == theirs["hooks"]["Stop"]
+    assert installed["hooks"]["UserPromptSubmit"][0] == theirs["hooks"]["UserPromptSubmit"][0]
+    assert len(installed["hooks"]["UserPromptSubmit"]) == 2
+    assert cli.main(["uninstall", "codex"]) == 0
+    assert json.loads(hooks.read_text()) == theirs
+
+
+def test_tell_model_is_chosen_at_install_and_switches_cleanly(home):
+    settings = home / ".claude" / "settings.json"
+    cli.main(["install", "claude"])
+    cli.main(["install", "claude", "--tell-model"])
+    groups = json.loads(settings.read_text())["hooks"]["PostToolUse"]
+    assert [group["hooks"][0]["command"] for group in groups] == ["doctor hook claude --tell-model"]
+    cli.main(["uninstall", "claude"])
+    assert not settings.exists()

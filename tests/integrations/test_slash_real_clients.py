@@ -1,0 +1,187 @@
+"""`/doctor:memory` typed into the real clients, installed with `doctor install`, against scripted models.
+
+Each test installs doctor into a throwaway HOME, records a session with a big tool result, then
+types `/doctor:memory` with the agent's own approval rules in force (no --yolo: the permission
+entry doctor installed is what lets the command run) and checks what reached the model: the
+request body the scripted server received holds doctor's summary of that very session, with the
+figures the agent itself reports (Qwen: its own `/doctor memory --json`).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from tests.conftest import REQUIRE_REFERENCE
+from tests.integrations.clients import CLAUDE, CODEX, GEMINI, GEMINI_SETTINGS, QWEN, ROOT, Sandbox
+
+pytestmark = [pytest.mark.slow]
+
+
+def _needs(client):
+    reason = client.missing()
+    return pytest.mark.skipif(bool(reason) and not REQUIRE_REFERENCE, reason=reason or "")
+
+
+def _chars(summary: str) -> int:
+    return int(re.search(r"results?, ([\d,]+) chars retained", summary).group(1).replace(",", ""))
+
+
+@_needs(QWEN)
+@pytest.mark.ci
+def test_qwen_slash_command_reaches_the_model(tmp_path):
+    box = Sandbox(tmp_path)
+    assert "created" in box.doctor("install", "qwen").stdout
+    first = QWEN.run(box, ["-p", "go", "--yolo"], [
+        [{"name": "run_shell_command", "args": {"command": "seq 1 200000", "description": "big"}},
+         {"name": "run_shell_command", "args": {"command": "seq 1 100", "description": "small"}},
+         {"name": "run_shell_command", "args": {"command": "seq 1 10", "description": "tiny"}}], "All done."])
+    assert first.returncode == 0, first.stderr
+    [transcript] = (box.home / ".qwen" / "projects").glob("*/chats/*.jsonl")
+    session = transcript.stem
+    own = QWEN.run(box, ["--resume", session, "-p", "/doctor memory --json"], ["unused"])
+    qwen_figures = json.loads(own.stdout[own.stdout.index("{"):])["toolResultRetention"]
+
+    typed = QWEN.run(box, ["--resume", session, "-p", "/doctor:memory --top 2"], ["Here is the summary."])
+
+    assert typed.returncode == 0, typed.stderr
+    summary = typed.text_with(f"doctor memory — qwen session {session}")
+    assert summary is not None, typed.bodies[-1][:2000]
+    assert _chars(summary) == qwen_figures["totalChars"]
+    assert f"{qwen_figures['toolResultCount']} result" in summary
+    assert "  2. " in summary and "  3. " not in summary  # --top 2 reached doctor
+    full = re.search(r"Full report \(mode 0600\): (\S+)", summary).group(1)
+    assert (box.home / ".cache" / "doctor" / "reports").as_posix() in full
+
+
+@_needs(CLAUDE)
+@pytest.mark.ci
+def test_claude_slash_command_reaches_the_model(tmp_path):
+    box = Sandbox(tmp_path)
+    box.doctor("install", "claude", "--project")
+    tools = ["--tools", "Bash,Read"]
+    first = CLAUDE.run(box, ["-p", "go", "--dangerously-skip-permissions", *tools], [
+        [{"name": "Bash", "input": {"command": "seq 1 30000", "description": "big"}}], "All done."])
+    assert first.returncode == 0, first.stderr
+    [transcript] = (box.home / ".claude" / "projects").glob("*/*.jsonl")
+    session = transcript.stem
+    expected = box.doctor("memory", str(transcript), "--json").stdout
+    expected_chars = json.loads(expected)["toolResultRetention"]["totalChars"]
+
+    typed = CLAUDE.run(box, ["--resume", session, "-p", "/doctor:memory", *tools], ["Here is the summary."])
+
+    assert typed.returncode == 0, typed.stderr
+    summary = typed.text_with(f"doctor memory — claude session {session}")
+    assert summary is not None, typed.stdout + typed.stderr
+    assert _chars(summary) == expected_chars
+
+
+@_needs(CLAUDE)
+def test_claude_first_prompt_is_a_short_message(tmp_path):
+    box = Sandbox(tmp_path)
+    box.doctor("install", "claude")
+    typed = CLAUDE.run(box, ["-p", "/doctor:memory", "--tools", "Bash"], ["Nothing yet."])
+    assert typed.returncode == 0, typed.stderr
+    # Claude 2.1.332 writes the transcript only after the command ran: the short message, not an error
+    said = typed.text_with("has no transcript yet (its first prompt)")
+    assert said is not None, typed.bodies
+
+
+@_needs(GEMINI)
+def test_gemini_slash_command_reaches_the_model(tmp_path):
+    box = Sandbox(tmp_path)
+    (box.home / ".gemini").mkdir()
+    (box.home / ".gemini" / "settings.json").write_text(json.dumps(GEMINI_SETTINGS))
+    box.doctor("install", "gemini")
+    first = GEMINI.run(box, ["-p", "go", "--yolo"], [
+        [{"name": "run_shell_command", "args": {"command": "seq 1 30000", "description": "big"}}], "All done."])
+    assert first.returncode == 0, first.stderr
+
+    typed = GEMINI.run(box, ["--resume", "latest", "-p", "/doctor:memory"], ["Here is the summary."])
+
+    assert typed.returncode == 0, typed.stderr
+    summary = typed.text_with("doctor memory — gemini session")
+    assert summary is not None, typed.stdout + typed.stderr
+    # Gemini CLI 0.61.0 resumes with the call's response twice (a synthesized `<id>_response` message
+    # beside the recorded one) and sends both to the model: the summary counts what the model holds.
+    [transcript] = (box.home / ".gemini" / "tmp").glob("*/chats/session-*.json*")
+    expected = json.loads(box.doctor("memory", str(transcript), "--json").stdout)["toolResultRetention"]
+    assert _chars(summary) == expected["totalChars"]
+    sent = json.loads(typed.bodies[-1])["contents"]
+    assert sum("functionResponse" in part for content in sent for part in content["parts"]) == expected["toolResultCount"]
+
+
+def _codex_config() -> str:
+    """The config the Codex recordings use (provider `fake`); the port is set per run with -c."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("codex_record", ROOT / "tests/recordings/codex/record.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.CONFIG % 9
+
+
+@_needs(CODEX)
+def test_codex_prompt_hook_answers_doctor_memory(tmp_path):
+    box = Sandbox(tmp_path)
+    box.doctor("install", "codex")
+    (box.home / ".codex" / "config.toml").write_text(_codex_config())
+    exec_ = ["exec", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox"]
+    first = CODEX.run(box, [*exec_, "go"], [
+        [{"name": "exec_command", "args": {"cmd": "seq 1 30000"}}], "All done."])
+    assert first.returncode == 0, first.stderr
+    [transcript] = (box.home / ".codex" / "sessions").rglob("rollout-*.jsonl")
+    expected = json.loads(box.doctor("memory", str(transcript), "--json").stdout)["toolResultRetention"]
+
+    # the hook is not trusted in this throwaway HOME: the bypass flag stands in for /hooks
+    typed = CODEX.run(box, [*exec_, "--dangerously-bypass-hook-trust", "resume", "--last", "/doctor:memory"],
+                      ["Here is the summary."])
+
+    assert typed.returncode == 0, typed.stderr
+    summary = typed.text_with("doctor memory — codex session")
+    assert summary is not None, typed.stdout + typed.stderr
+    assert _chars(summary) == expected["totalChars"]
+
+
+@_needs(CLAUDE)
+@pytest.mark.parametrize("tell_model", [False, True])
+def test_claude_after_tool_hook_raises_the_oversized_alarm(tmp_path, tell_model):
+    box = Sandbox(tmp_path)
+    box.doctor("install", "claude", *(["--tell-model"] if tell_model else []))
+    big = "python3 -c \"print('o' * 60000)\""  # 60,001 chars > 2 × 25,000 + 500
+    # BASH_MAX_OUTPUT_LENGTH lifts Claude's own 30,000-char Bash cap, as a user may: the whole output lands
+    ran = CLAUDE.run(box, ["-p", "go", "--dangerously-skip-permissions", "--tools", "Bash",
+                           "--output-format", "stream-json", "--verbose"],
+                     [[{"name": "Bash", "input": {"command": big, "description": "big"}}],
+                      [{"name": "Bash", "input": {"command": "seq 1 5", "description": "small"}}], "All done."],
+                     env={"BASH_MAX_OUTPUT_LENGTH": "150000"})
+    assert ran.returncode == 0, ran.stderr
+    shown = [json.loads(line).get("content", "") for line in ran.stdout.splitlines() if '"informational"' in line]
+    alarms = [text for text in shown if "doctor: Bash returned" in text]
+    assert len(alarms) == 1 and "60,000 chars, over 2× its 25,000-char budget" in alarms[0], shown  # small one: silent
+    told = ran.text_with("above twice its 25,000-char budget")
+    assert (told is not None) == tell_model
+
+
+@_needs(QWEN)
+def test_qwen_after_tool_hook_tells_the_model_when_opted_in(tmp_path):
+    box = Sandbox(tmp_path)
+    box.doctor("install", "qwen", "--tell-model")
+    settings = box.home / ".qwen" / "settings.json"  # truncation off, as in recordings/qwen/oversized-alarm
+    settings.write_text(json.dumps({**json.loads(settings.read_text()),
+                                    "tools": {"truncateToolOutputThreshold": -1, "toolOutputBatchBudget": -1}}))
+    grep = box.project / "grep"
+    grep.mkdir()
+    for f in range(20):
+        (grep / f"g{f:02d}.txt").write_text("".join("needle %02d-%04d %s\n" % (f, i, "g" * 100) for i in range(200)))
+    ran = QWEN.run(box, ["-p", "go", "--yolo"], [
+        [{"name": "grep_search", "args": {"pattern": "needle", "path": str(grep)}}],
+        [{"name": "run_shell_command", "args": {"command": "seq 1 5", "description": "small"}}], "All done."])
+    assert ran.returncode == 0, ran.stderr
+    # grep keeps its finite 20,000 budget with truncation off: the raw 1,000 matches are oversized.
+    # (Qwen 0.24.4 headless shows no hook systemMessage; the model-facing sentence is what is checked.)
+    told = ran.text_with("above twice its 20,000-char budget")
+    assert told is not None and "The last grep_search result is" in told
+    assert ran.text_with("The last run_shell_command result") is None

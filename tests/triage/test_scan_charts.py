@@ -1,0 +1,91 @@
+"""The scan's HTML charts in a real headless browser: drawn (bars of the right heights), labelled, not blank.
+
+Histogram bins are recomputed here from `doctor memory --json --results` of the same sessions
+with the chart module's own binning, so the SQL and the drawing are both checked against them.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+from collections import Counter, defaultdict
+from pathlib import Path
+
+import pytest
+from browser_support import BROWSER, REQUIRED, browser, page_dom, png_pixels
+from triage_support import run_cli
+
+from doctor.report.charts import BAR, bin_label, size_bin
+
+pytestmark = pytest.mark.skipif(BROWSER is None and not REQUIRED, reason="chromium is not installed")
+
+
+def _page(capsys, tmp_path: Path, db: Path) -> tuple[dict, Path]:
+    page = tmp_path / "scan.html"
+    code, _, err = run_cli(capsys, "scan", "--db", db, "--format", "html", "-o", page)
+    assert code == 0, err
+    code, out, _ = run_cli(capsys, "scan", "--db", db, "--json")
+    return json.loads(out), page
+
+
+def _svg(dom: str, slug: str) -> str:
+    match = re.search(rf'<svg[^>]*id="{re.escape(slug)}".*?</svg>', dom, re.S)
+    assert match, f"no chart {slug} in the page"
+    return match.group(0)
+
+
+def _bars(svg: str) -> list[tuple[float, str]]:
+    """(height, tooltip) of each bar, in drawing order."""
+    return [(float(height), html.unescape(title)) for height, title in
+            re.findall(r'<rect class="bar"[^>]*height="([0-9.]+)"[^>]*><title>(.*?)</title>', svg)]
+
+
+def test_histograms_and_version_chart_are_drawn_and_labelled(capsys, tmp_path: Path, corpus) -> None:
+    db, reports = corpus
+    answers, page = _page(capsys, tmp_path, db)
+    dom = page_dom(tmp_path, page)
+    assert "<script" not in dom.lower()
+    bins = defaultdict(Counter)
+    for report in reports:
+        for result in report["retention"]["results"]:
+            bins[result["tool"]][size_bin(result["chars"])] += 1
+    histograms = answers["charts"]["histograms"]
+    assert len(histograms) == 6
+    for index, histogram in enumerate(histograms):
+        counts = bins[histogram["tool"]]
+        span = range(min(counts), max(counts) + 1)
+        assert [(b["bin"], b["results"]) for b in histogram["bins"]] == [(k, counts.get(k, 0)) for k in span]
+        svg = _svg(dom, f"histogram-{index}")
+        bars = _bars(svg)
+        assert [title for _, title in bars] == [f"{bin_label(k)}: {counts.get(k, 0):,}" for k in span]
+        tallest = max(counts.values())
+        for (height, _), k in zip(bars, span):
+            assert height == pytest.approx(max(h for h, _ in bars) * counts.get(k, 0) / tallest, abs=0.15)
+        assert "injected chars (log scale" in svg and "results" in svg
+        assert html.escape(histogram["tool"][:20]) in svg
+    versions = answers["charts"]["oversizedRateByVersion"]
+    svg = _svg(dom, "oversized-by-version")
+    labels = [html.unescape(t) for t in re.findall(r'<text class="label"[^>]*>(.*?)</text>', svg)]
+    assert labels == [f"{v['agent']} {v['agent_version']}".strip() for v in versions]
+    assert any(height > 0 for height, _ in _bars(svg)), "some version has oversized results"
+    assert _svg(dom, "growth-per-turn")
+
+
+def test_charts_show_on_the_screenshot(capsys, tmp_path: Path, corpus) -> None:
+    db, _ = corpus
+    _, page = _page(capsys, tmp_path, db)
+    shot = tmp_path / "shot.png"
+    done = browser(tmp_path, f"--screenshot={shot}", "--window-size=1200,2400", page.as_uri())
+    assert done.returncode == 0 and shot.is_file(), done.stderr[-2000:]
+    rows = png_pixels(shot.read_bytes())
+    bar = bytes.fromhex(BAR[1:])
+    painted = sum(1 for row in rows[::3] for pixel in row[::3] if pixel == bar)
+    assert painted > 500, "the bars were not painted"
+
+
+def test_text_and_markdown_keep_the_figures_without_the_drawing(capsys, corpus) -> None:
+    db, _ = corpus
+    for fmt in ("text", "markdown"):
+        code, out, _ = run_cli(capsys, "scan", "--db", db, "--format", fmt)
+        assert code == 0 and "<svg" not in out and "Growth per turn" in out

@@ -1,0 +1,101 @@
+"""`doctor scan` as separate processes see it: the worker pool, a second scan on a busy database,
+and `doctor memory` importing nothing of the triage extra."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from triage_support import RECORDINGS, ROOT, table
+
+HEAVY = ("duckdb", "dask", "distributed", "opentelemetry")
+
+
+def _doctor(*args, env=None, **kwargs) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "doctor.cli", *map(str, args)], capture_output=True, text=True,
+                          cwd=ROOT, env=env or os.environ, timeout=300, **kwargs)
+
+
+def test_doctor_memory_imports_none_of_the_triage_extra() -> None:
+    session = RECORDINGS / "qwen" / "oversized-alarm" / "session.jsonl"
+    probe = ("import sys; from doctor.cli import main; code = main(['memory', %r, '--json', '--results']); "
+             "print(sorted(m for m in sys.modules if m.split('.')[0] in %r or m.startswith('doctor.triage')))"
+             % (str(session), HEAVY))
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_the_process_pool_gives_the_single_process_database(tmp_path: Path) -> None:
+    env = {**os.environ, "HOME": str(tmp_path)}
+    env.pop("QWEN_HOME", None)
+    pooled, single = tmp_path / "pooled.duckdb", tmp_path / "single.duckdb"
+    assert _doctor("scan", "--db", pooled, "--jobs", "2", RECORDINGS / "qwen", env=env).returncode == 3
+    assert _doctor("scan", "--db", single, "--jobs", "1", RECORDINGS / "qwen", env=env).returncode == 3
+    for name in ("sessions", "results", "files"):
+        columns = "* EXCLUDE (scan_id)" if name == "files" else "*"
+        assert table(pooled, f"SELECT {columns} FROM {name} ORDER BY ALL") == \
+            table(single, f"SELECT {columns} FROM {name} ORDER BY ALL")
+    assert table(pooled, "SELECT count(*) FROM sessions WHERE agent = 'qwen'")[0][0] == 12
+
+
+def test_a_second_scan_on_a_busy_database_fails_clearly(tmp_path: Path) -> None:
+    db = tmp_path / "t.duckdb"
+    session = RECORDINGS / "qwen" / "errors" / "session.jsonl"
+    assert _doctor("scan", "--db", db, session).returncode == 0
+    holder = subprocess.Popen([sys.executable, "-c", "import duckdb, sys, time; c = duckdb.connect(sys.argv[1]); "
+                               "print('held', flush=True); time.sleep(60)", str(db)],
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        done = _doctor("scan", "--db", db, session)
+        assert done.returncode == 2
+        assert "in use by another doctor scan" in done.stderr and done.stderr.count("\n") == 1
+        assert "Traceback" not in done.stderr
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+@pytest.mark.slow
+@pytest.mark.ci
+def test_ctrl_c_leaves_a_consistent_database(tmp_path: Path) -> None:
+    """Ctrl-C (SIGINT to the whole process group, as a terminal sends it) mid-scan: exit 130, one line,
+    every session written is complete, the scan is marked interrupted, and a re-scan finishes the job."""
+    import shutil
+    import signal
+    import time
+
+    corpus = tmp_path / "corpus"
+    for copy in range(25):
+        for folder in (RECORDINGS / "qwen").iterdir():
+            if (folder / "session.jsonl").is_file():
+                target = corpus / f"{copy}-{folder.name}"
+                target.mkdir(parents=True)
+                shutil.copy(folder / "session.jsonl", target / "session.jsonl")
+    env = {**os.environ, "HOME": str(tmp_path)}
+    db = tmp_path / "t.duckdb"
+    scan = subprocess.Popen([sys.executable, "-m", "doctor.cli", "scan", "--db", str(db), "--jobs", "2", str(corpus)],
+                            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+    deadline = time.monotonic() + 60
+    wal = db.with_name(db.name + ".wal")  # appears with the first committed file
+    while time.monotonic() < deadline and not wal.exists():
+        time.sleep(0.05)
+    time.sleep(1.0)
+    os.killpg(scan.pid, signal.SIGINT)
+    out, err = scan.communicate(timeout=120)
+    assert scan.returncode == 130, (out, err)
+    assert err.count("\n") == 1 and "interrupted" in err and "Traceback" not in err
+    sessions = table(db, "SELECT count(*) FROM sessions")[0][0]
+    assert 0 < sessions < 300, "stopped part way"
+    assert table(db, "SELECT count(*) FROM sessions s WHERE tool_results <> "
+                     "(SELECT count(*) FROM results r WHERE r.session_key = s.session_key)")[0][0] == 0
+    assert table(db, "SELECT interrupted FROM scans") == [(True,)]
+    done = _doctor("scan", "--db", db, "--jobs", "2", corpus, env=env)
+    assert done.returncode == 0, done.stderr
+    assert table(db, "SELECT count(*) FROM sessions")[0][0] == 300
+    assert f"{sessions:,} unchanged" in done.stdout
