@@ -180,14 +180,15 @@ def _stats(totals: RetentionTotals, threshold: float, ui: UiScan | None) -> Rete
 
 
 def _new_table(budgets: BudgetRegistry, image_token_estimate: float, contents: Sequence | None) -> ResultTable:
-    return ResultTable(budgets.result_budget, budgets.threshold, image_token_estimate, contents)
+    return ResultTable(budgets.result_budget, budgets.threshold, image_token_estimate, contents,
+                       budgets.exempt_prefixes)
 
 
 def _analysis(table: ResultTable, ui_history: Iterable | None, budgets: BudgetRegistry,
               image_token_estimate: float) -> RetentionAnalysis:
     ui = scan_ui_history(ui_history, budgets) if ui_history is not None else None
     return RetentionAnalysis(
-        stats=_stats(table.totals, budgets.limits.threshold, ui),
+        stats=_stats(table.totals, budgets.threshold.chars, ui),
         table=table,
         length=len(table),
         ui=ui,

@@ -14,6 +14,8 @@ import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
+from doctor.core.sentinels import ALREADY_TRUNCATED_PREFIXES
+
 INFINITE = math.inf
 
 DEFAULT_TRUNCATE_TOOL_OUTPUT_THRESHOLD = 25_000
@@ -120,12 +122,15 @@ class Budget:
     """A budget in chars (INFINITE allowed) and where it came from.
 
     source: "tool" (the tool declares it), "mcp" (MCP tool default),
-    "threshold" (global fallback), "override" (user flag or config file).
+    "threshold" (global fallback), "override" (user flag or config file);
+    other agents' budgets say "default", "env" or "settings" (doctor.core.agent_rules).
     """
 
     chars: float
     source: str
     detail: str = ""
+    # Another agent's rule: oversized above this many raw chars (None: Qwen's 2 × budget + 500).
+    oversized_above: float | None = None
 
     @property
     def finite(self) -> bool:
@@ -215,6 +220,9 @@ class BudgetRegistry:
     @property
     def threshold(self) -> Budget:
         return Budget(self.limits.threshold, "threshold", "tools.truncateToolOutputThreshold")
+
+    # Results starting with these are never oversized (Qwen's analyzer skips them).
+    exempt_prefixes = ALREADY_TRUNCATED_PREFIXES
 
     def registered_budget(self, name: str) -> Budget | None:
         """Qwen's `resolveToolBudgetChars(name)`: registry lookup by canonical name.

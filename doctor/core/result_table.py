@@ -98,9 +98,12 @@ class ResultTable:
     """
 
     def __init__(self, budget_for: BudgetLookup, threshold: Budget, image_token_estimate: float,
-                 contents: Sequence | None = None):
+                 contents: Sequence | None = None, exempt_prefixes: tuple[str, ...] = ALREADY_TRUNCATED_PREFIXES):
         """`contents`, when given, is the list being measured, kept by reference: sentinel
-        headers are then parsed from it when a row is read instead of during the pass."""
+        headers are then parsed from it when a row is read instead of during the pass.
+        Results starting with `exempt_prefixes` were bounded already and are never oversized
+        (Qwen's two prefixes by default; another agent's rules name that agent's markers)."""
+        self._exempt = exempt_prefixes
         self._budget_for = budget_for
         self._threshold = threshold
         self._contents = contents
@@ -138,10 +141,12 @@ class ResultTable:
             slot = self._tool_index[name] = len(self.tools)
             self.tools.append(name if isinstance(name, str) else "")
             self.budgets.append(budget)
-            finite = math.isfinite(budget.chars)
-            self._limits.append(
-                budget.chars * COMBINED_PASS_TOLERANCE_FACTOR + TRUNCATION_FALLBACK_ENVELOPE_SLACK if finite else math.inf
-            )
+            if budget.oversized_above is not None:
+                self._limits.append(budget.oversized_above)
+            elif math.isfinite(budget.chars):
+                self._limits.append(budget.chars * COMBINED_PASS_TOLERANCE_FACTOR + TRUNCATION_FALLBACK_ENVELOPE_SLACK)
+            else:
+                self._limits.append(math.inf)
         return slot
 
     def extend(self, contents: Iterable, first_index: int = 0) -> None:
@@ -161,7 +166,7 @@ class ResultTable:
         add_content, add_part, add_turn = self.content_index.append, self.part_index.append, self.turn.append
         add_chars, add_raw, add_flags = self.chars.append, self.raw_chars.append, self.flags.append
         add_tool, add_call = self.tool.append, self.call_ids.append
-        limits, tool_index, tool_slot = self._limits, self._tool_index, self._tool_slot
+        limits, tool_index, tool_slot, exempt = self._limits, self._tool_index, self._tool_slot, self._exempt
         count, total, largest, oversized, turn = self.count, self.total, self.largest, self.oversized, self.turns
         for content_index, content in enumerate(contents, first_index):
             if type(content) is dict:
@@ -221,7 +226,7 @@ class ResultTable:
                     slot = tool_slot(name)
                 flags = _ERROR if output is None and raw is not None else 0
                 if isinstance(raw, str):
-                    if raw_len > limits[slot] and not raw.startswith(ALREADY_TRUNCATED_PREFIXES):
+                    if raw_len > limits[slot] and not raw.startswith(exempt):
                         flags |= _OVERSIZED
                         oversized += 1
                     if raw.startswith(SENTINEL_PREFIXES):

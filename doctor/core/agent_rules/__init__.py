@@ -1,0 +1,29 @@
+"""Each agent's own limits on tool results, per client version, with their sources.
+
+`rules_for` builds the table for a session's agent from the places that agent
+reads (its settings files, environment, config); `doctor.core.budgets` keeps
+Qwen Code's, which the analysis uses for Qwen sessions and under `--budgets qwen`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+from doctor.core.agent_rules import claude, codex, gemini
+from doctor.core.agent_rules.model import AgentRules
+
+AGENTS = {claude.AGENT: claude, gemini.AGENT: gemini, codex.AGENT: codex}
+
+
+def rules_for(agent: str, *, project_dir: Path | None, env: Mapping[str, str], model: str | None = None,
+              extra_files: tuple[Path, ...] = (), overrides: Mapping[str, float] | None = None,
+              use_default_files: bool = True, threshold: float | None = None) -> AgentRules | None:
+    """The agent's rules, or None for an agent doctor judges by Qwen's (Qwen itself, dumps, live hosts)."""
+    if agent == claude.AGENT:
+        return claude.load(project_dir, env, extra_files, overrides, use_default_files)
+    if agent == gemini.AGENT:
+        return gemini.load(project_dir, env, extra_files, overrides, use_default_files, threshold)
+    if agent == codex.AGENT:
+        return codex.load(model, env, extra_files, overrides, use_default_files)
+    return None
