@@ -22,7 +22,9 @@ from doctor.sources.jsonl import loads
 
 HEAD_BYTES = 64 * 1024
 KEEP_CHARS = 256
-_KEEP_BYTES = 4 * KEEP_CHARS  # enough raw JSON for KEEP_CHARS characters, escapes and UTF-8 included
+# Enough raw JSON for KEEP_CHARS characters whatever their form: an escaped astral character
+# (`\ud83d\ude00`) is 12 bytes for one character, the most any character takes.
+_KEEP_BYTES = 12 * KEEP_CHARS
 KEEP_ITEMS = 8
 MAX_DEPTH = 8  # deeper values are skipped (outlined as None)
 MAX_SCAN_BYTES = 64 << 20  # detection never reads more than this, whatever the file
