@@ -11,6 +11,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from doctor.core.agent_rules import rules_for
+from doctor.core.agent_rules.model import AgentRules
 from doctor.core.analysis import RetentionAnalysis, analyze_tool_result_retention
 from doctor.core.budgets import BudgetRegistry, QwenLimits, ToolSpec
 from doctor.core.retention import RetentionUnavailable
@@ -34,15 +36,17 @@ class ReportOptions:
     top: int = 10
     path_style: str = "short"
     env: Mapping[str, str] | None = None
+    budgets: str = "agent"  # "agent": each agent's own rules; "qwen": Qwen Code's yardstick for any session
 
 
 @dataclass(frozen=True)
 class ResolvedSettings:
     """Budgets and the image estimate in force, and the settings summary the report shows."""
 
-    budgets: BudgetRegistry
+    budgets: BudgetRegistry | AgentRules
     image_token_estimate: float
     info: SettingsInfo
+    rules: AgentRules | None = None  # the agent's own rules, when they (not Qwen's) judge the session
 
 
 def resolve_settings(options: ReportOptions, project_dir: Path | None) -> ResolvedSettings:
@@ -93,8 +97,22 @@ def analyse(
     return analysis, None
 
 
+def agent_rules(session: LoadedSession, options: ReportOptions) -> AgentRules | None:
+    """The session's agent's own rules, unless `--budgets qwen` asked for Qwen's yardstick."""
+    if options.budgets == "qwen":
+        return None
+    project = session.meta.get("cwd") or session.project_dir
+    return rules_for(session.agent, project_dir=Path(project) if project else None,
+                     env=os.environ if options.env is None else options.env, model=session.meta.get("model"),
+                     extra_files=options.settings_files, overrides=options.tool_budgets,
+                     use_default_files=options.use_default_settings_files, threshold=options.threshold)
+
+
 def report_for_session(session: LoadedSession, options: ReportOptions, *, spill=None, process=None) -> MemoryReport:
     resolved = resolve_settings(options, session.project_dir)
+    rules = agent_rules(session, options)
+    if rules is not None:
+        resolved = ResolvedSettings(rules, resolved.image_token_estimate, resolved.info, rules)
     analysis, unavailable = analyse(session.history_to_measure(), session.ui_history, resolved)
     return MemoryReport(
         source=SourceInfo(
@@ -112,6 +130,8 @@ def report_for_session(session: LoadedSession, options: ReportOptions, *, spill=
         side_channel=tuple(session.side_channel.values()),
         spill=spill,
         process=process,
+        rules=resolved.rules,
+        yardstick="qwen" if options.budgets == "qwen" else session.agent,
         top=options.top,
         path_style=options.path_style,
     )

@@ -22,6 +22,7 @@ COMMAND_MODULES = (
     "doctor.commands.install",
     "doctor.commands.slash",
     "doctor.commands.hook",
+    "doctor.commands.mcp",
 )
 
 

@@ -59,6 +59,9 @@ def register(subparsers) -> None:
     source.add_argument("--spill-root", dest="spill_roots", action="append", type=Path, default=[], metavar="DIR",
                         help="where spill files live when the session was copied from another machine")
     budgets = parser.add_argument_group("budgets")
+    budgets.add_argument("--budgets", choices=("agent", "qwen"), default="agent",
+                         help="whose limits judge the results: the session's agent's own (default) or Qwen Code's, "
+                              "for any session (to compare agents)")
     budgets.add_argument("--threshold", type=_budget, metavar="N",
                          help="tools.truncateToolOutputThreshold to assume (≤ 0 disables)")
     budgets.add_argument("--tool-budget", dest="tool_budgets", action="append", default=[], metavar="NAME=N",
@@ -115,6 +118,7 @@ def run(args) -> int:
         tool_budgets=overrides,
         top=args.top,
         path_style=args.paths,
+        budgets=args.budgets,
     )
     try:
         if args.follow:

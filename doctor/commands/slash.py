@@ -73,10 +73,12 @@ def compose(agent: str, session_id: str | None, transcript: Path | None, typed: 
             return (f"doctor: session {found.session_id} has no transcript yet (its first prompt); "
                     "run /doctor:memory again after a turn.\n"), exitcodes.OK
         return f"doctor: no {agent} session found for {cwd} yet.\n", exitcodes.OK
-    return _summary(agent, found.path, options)
+    return summary(found.path, agent, options.top, options.paths)
 
 
-def _summary(agent: str, path: Path, options: argparse.Namespace) -> tuple[str, int]:
+def summary(path: Path, agent: str | None = None, top: int = 3, paths: str = "short") -> tuple[str, int]:
+    """The compact summary of one session file (also `doctor mcp`'s `memory_report`) and the exit code;
+    the full text report goes to a 0600 file it names. `agent` None: the first reader that knows the file."""
     from dataclasses import replace
 
     from doctor.assemble import ReportOptions, report_with_spill_audit
@@ -90,17 +92,17 @@ def _summary(agent: str, path: Path, options: argparse.Namespace) -> tuple[str, 
     try:
         session = open_session(path, agent=agent)
         report = report_with_spill_audit(session, ReportOptions(tool_budgets=load_budget_overrides(),
-                                                                path_style=options.paths))
+                                                                path_style=paths))
     except (SourceError, ValueError) as exc:
         return f"doctor: {exc}\n", exitcodes.USAGE_OR_INPUT
-    full: Path | None = report_file(agent, report.source.session_id or path.stem)
+    full: Path | None = report_file(session.agent, report.source.session_id or path.stem)
     try:
         full.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         write_private(full, render(report, "text", session=session))
     except OSError as exc:
         print(f"doctor: could not write the full report to {full}: {exc.strerror or exc}", file=sys.stderr)
         full = None
-    text = render_compact(replace(report, top=options.top), str(full) if full else None, options.top)
+    text = render_compact(replace(report, top=top), str(full) if full else None, top)
     return text, exitcodes.PARTIAL_INPUT if any(issue.severity == "warning" for issue in report.issues) else exitcodes.OK
 
 

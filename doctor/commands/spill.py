@@ -133,54 +133,68 @@ def run_verify(args) -> int:
 # -- show ------------------------------------------------------------------------------
 
 
+class ShowRefused(Exception):
+    """Why a spill file cannot be shown: one line, already naming the file (or the bad option)."""
+
+
 def run_show(args) -> int:
-    path = args.file
-    if not os.path.lexists(path):
-        print(f"doctor: {path}: no such file", file=sys.stderr)
-        return exitcodes.USAGE_OR_INPUT
-    real = Path(os.path.realpath(path))
-    if not args.allow_outside and not _may_open(path, real, args.spill_roots):
-        print(f"doctor: {path}: resolves to {real}, outside any agent spill directory or --spill-root; "
-              "pass --allow-outside to open it", file=sys.stderr)
-        return exitcodes.USAGE_OR_INPUT
     try:
-        pattern = re.compile(args.grep) if args.grep is not None else None
-    except re.error as exc:
-        print(f"doctor: --grep {args.grep!r}: {exc}", file=sys.stderr)
-        return exitcodes.USAGE_OR_INPUT
-    try:
-        with Pager(real, index=False) as pager:
-            if pattern is not None:
-                rows = _grep(pager, args.grep, args.offset)
-            elif pager.is_binary:
-                rows = _hex_rows(pager, args.offset, args.limit)
-            else:
-                rows = _lines(pager, args.offset, args.limit)
-            printed = 0
-            for row in rows:
-                print(row)
-                printed += 1
-            if not printed and pattern is None and args.offset > 0:
-                return _past_the_end(path, pager, args.offset)
-    except SpillFileError as exc:
-        print(f"doctor: {path}: {exc.reason}", file=sys.stderr)
-        return exitcodes.USAGE_OR_INPUT
-    except OSError as exc:
-        print(f"doctor: {path}: {exc.strerror or exc}", file=sys.stderr)
+        for row in show_rows(args.file, args.offset, args.limit, grep=args.grep, spill_roots=args.spill_roots,
+                             allow_outside=args.allow_outside):
+            print(row)
+    except ShowRefused as exc:
+        print(f"doctor: {exc}", file=sys.stderr)
         return exitcodes.USAGE_OR_INPUT
     return exitcodes.OK
 
 
-def _past_the_end(path: Path, pager: Pager, offset: int) -> int:
+def show_rows(path: Path, offset: int, limit: int, *, grep: str | None = None, spill_roots=(),
+              allow_outside: bool = False) -> Iterator[str]:
+    """The rows `doctor spill show` prints (also what `doctor mcp`'s `read_spilled` pages), inert.
+
+    Containment first: the file must resolve inside the agent directory its own path claims
+    or under one of `spill_roots`, unless `allow_outside`. Raises ShowRefused, before the first
+    row or when `offset` is past the end.
+    """
+    path = Path(path)
+    if not os.path.lexists(path):
+        raise ShowRefused(f"{path}: no such file")
+    real = Path(os.path.realpath(path))
+    if not allow_outside and not _may_open(path, real, list(spill_roots)):
+        raise ShowRefused(f"{path}: resolves to {real}, outside any agent spill directory or --spill-root; "
+                          "pass --allow-outside to open it")
+    try:
+        pattern = re.compile(grep) if grep is not None else None
+    except re.error as exc:
+        raise ShowRefused(f"--grep {grep!r}: {exc}") from None
+    try:
+        with Pager(real, index=False) as pager:
+            if pattern is not None:
+                rows = _grep(pager, grep, offset)
+            elif pager.is_binary:
+                rows = _hex_rows(pager, offset, limit)
+            else:
+                rows = _lines(pager, offset, limit)
+            printed = 0
+            for row in rows:
+                yield row
+                printed += 1
+            if not printed and pattern is None and offset > 0:
+                raise ShowRefused(_past_the_end(path, pager, offset))
+    except SpillFileError as exc:
+        raise ShowRefused(f"{path}: {exc.reason}") from None
+    except OSError as exc:
+        raise ShowRefused(f"{path}: {exc.strerror or exc}") from None
+
+
+def _past_the_end(path: Path, pager: Pager, offset: int) -> str:
     """`--offset` beyond the last line (or hex row): say how far the file goes instead of printing nothing."""
     if pager.is_binary:
         count, unit = -(-pager.size // HEX_ROW_BYTES), "rows"
     else:
         count, unit = _count_lines(pager), "lines"
     offsets = f"offsets 0 to {count - 1}" if count else "it is empty"
-    print(f"doctor: {path}: --offset {offset} is past the end: the file has {count:,} {unit} ({offsets})",
-          file=sys.stderr)
-    return exitcodes.USAGE_OR_INPUT
+    return f"{path}: --offset {offset} is past the end: the file has {count:,} {unit} ({offsets})"
 
 
 def _count_lines(pager: Pager) -> int:

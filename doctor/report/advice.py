@@ -71,11 +71,22 @@ def _oversized(report) -> list[Advice]:
         budget = summary.budget
         origin = f" ({budget.detail})" if budget.detail else ""
         verb, their = ("exceeds", "its") if summary.oversized == 1 else ("exceed", "their")
+        if report.rules is not None:
+            found.append(Advice("oversized", WARNING,
+                                f"{plural(summary.oversized, 'result')} from {_code(summary.tool)} {verb} {their} "
+                                f"{figure(budget.chars)}-char limit{origin} and reached the model whole, keeping "
+                                f"{figure(kept[summary.tool])} chars ({_tokens(kept[summary.tool])}) in context."))
+            continue
         found.append(Advice("oversized", WARNING,
                             f"{plural(summary.oversized, 'result')} from {_code(summary.tool)} {verb} 2× {their} "
                             f"{figure(budget.chars)}-char budget{origin}, keeping {figure(kept[summary.tool])} chars "
                             f"({_tokens(kept[summary.tool])}) in context on every later turn."))
-    if found:
+    if found and report.rules is not None:
+        found.append(Advice("oversized-next-step", WARNING,
+                            f"Next: compact the session to reclaim that space, and check the limits listed under "
+                            f"'Budgets in force' ({report.rules.client}'s own): a raised or disabled limit let "
+                            "those results through."))
+    elif found:
         found.append(Advice("oversized-next-step", WARNING,
                             "Next: run /compress to reclaim that space now, and check that truncation was on "
                             "(tools.truncateToolOutputThreshold > 0) when those results were produced; "
@@ -84,7 +95,7 @@ def _oversized(report) -> list[Advice]:
 
 
 def _truncation_disabled(report) -> list[Advice]:
-    if report.retention is None or report.settings.threshold != float("inf"):
+    if report.retention is None or report.rules is not None or report.settings.threshold != float("inf"):
         return []
     large = report.retention.count_raw_above(LARGE_RESULT_CHARS)
     if not large:

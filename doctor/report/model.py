@@ -22,6 +22,8 @@ from doctor.report.json_text import JsonText, json_text
 from doctor.report.paths import PATH_STYLES, present_path  # noqa: F401  (PATH_STYLES: public here too)
 
 SCHEMA_VERSION = 1
+# Agents judged by their own rules unless --budgets qwen (doctor.core.agent_rules).
+AGENTS_WITH_RULES = frozenset({"claude", "gemini", "codex"})
 DEFAULT_TOP = 10
 
 
@@ -74,6 +76,20 @@ class MemoryReport:
     top: int = DEFAULT_TOP
     path_style: str = "short"
     extra: dict = field(default_factory=dict)
+    rules: object | None = None  # AgentRules when the agent's own rules (not Qwen's) judged the results
+    yardstick: str = "qwen"  # the agent whose rules were used; "qwen" with a non-Qwen agent = --budgets qwen
+
+    @property
+    def forced_qwen(self) -> bool:
+        """--budgets qwen on another agent's session."""
+        return self.rules is None and self.source.agent in AGENTS_WITH_RULES
+
+    def rules_json(self) -> dict:
+        if self.rules is not None:
+            data = self.rules.to_json()
+            data["files"] = [present_path(f, self.path_style) for f in data["files"]]
+            return {"yardstick": self.rules.agent, "forced": False, **data}
+        return {"yardstick": "qwen", "forced": self.forced_qwen, "client": "Qwen Code", "clientVersion": "0.24.4"}
     scan_facts: dict | None = None  # --results: assemble.scan_facts, and every result's row
 
     @property
@@ -98,7 +114,8 @@ class MemoryReport:
             data["source"].update(self.scan_facts)
             if self.retention is not None:
                 data["retention"]["results"] = [self.result_json(result) for result in self.retention.results]
-        data["settings"] = self._settings_json()
+        data["settings"] = self._settings_json() if self.rules is None else None
+        data["rules"] = self.rules_json()
         data["sideChannel"] = [
             {"kind": copy.kind, "count": copy.count, "chars": copy.chars} for copy in self.side_channel
         ]

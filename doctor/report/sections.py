@@ -68,7 +68,8 @@ def heading(report: MemoryReport) -> str:
     source = report.source
     where = present_path(source.path, report.path_style) if source.path else "live history"
     session = f" (session {source.session_id})" if source.session_id else ""
-    return inert_line(f"doctor memory — {source.agent} — {where}{session}")
+    yardstick = " — judged by Qwen Code's budgets (--budgets qwen)" if report.forced_qwen else ""
+    return inert_line(f"doctor memory — {source.agent} — {where}{session}{yardstick}")
 
 
 def _retention(report: MemoryReport) -> Section:
@@ -185,7 +186,24 @@ def _spill(report: MemoryReport) -> Section | None:
     return Section("Spill files", tuple(blocks))
 
 
+def _agent_budgets(report: MemoryReport) -> Section:
+    """The agent's own limits, in its own terms, each with its source."""
+    rules = report.rules
+    data = rules.to_json()
+    rows = tuple((inert_line(row.get("tools") or row.get("name")), figure(row["value"]), row["unit"],
+                  figure(row["chars"]), row["source"],
+                  inert_line(row["detail"] + (f" ({row['conversion']})" if row["conversion"] else "")))
+                 for row in (*data["tools"], *data["settings"]))
+    files = [inert_line(present_path(f, report.path_style)) for f in rules.files]
+    note = (f"{rules.rule} Settings read from {', '.join(files)}." if files else f"{rules.rule} No settings file read.")
+    return Section(f"Budgets in force ({rules.client} {rules.version}'s own rules)",
+                   (Table(("tools", "limit", "unit", "chars", "source", "detail"), rows, frozenset({1, 3})),
+                    Paragraph(inert_line(note))))
+
+
 def _budgets(report: MemoryReport) -> Section:
+    if report.rules is not None:
+        return _agent_budgets(report)
     s = report.settings
     origin = "set" if s.threshold_explicit else "default"
     parts = [f"threshold {figure(s.threshold)} ({origin})", f"shell {figure(s.shell_budget)}",

@@ -1,5 +1,5 @@
 """`doctor scan` as separate processes see it: the worker pool, a second scan on a busy database,
-and `doctor memory` importing nothing of the triage extra."""
+and `doctor memory` importing nothing of the triage or mcp extras."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from triage_support import RECORDINGS, ROOT, table
 
-HEAVY = ("duckdb", "dask", "distributed", "opentelemetry")
+HEAVY = ("duckdb", "dask", "distributed", "opentelemetry", "mcp")  # the [triage] and [mcp] extras
 
 
 def _doctor(*args, env=None, **kwargs) -> subprocess.CompletedProcess:
@@ -19,7 +19,7 @@ def _doctor(*args, env=None, **kwargs) -> subprocess.CompletedProcess:
                           cwd=ROOT, env=env or os.environ, timeout=300, **kwargs)
 
 
-def test_doctor_memory_imports_none_of_the_triage_extra() -> None:
+def test_doctor_memory_imports_none_of_the_optional_extras() -> None:
     session = RECORDINGS / "qwen" / "oversized-alarm" / "session.jsonl"
     probe = ("import sys; from doctor.cli import main; code = main(['memory', %r, '--json', '--results']); "
              "print(sorted(m for m in sys.modules if m.split('.')[0] in %r or m.startswith('doctor.triage')))"

@@ -104,16 +104,20 @@ class AgentRules:
         limit = budget.chars + self.allowance if math.isfinite(budget.chars) else math.inf
         return Budget(budget.chars, budget.source, budget.detail, oversized_above=limit)
 
+    def display_budget(self, name: str) -> Budget:
+        """A UI copy's budget: the same tool's (the agent's UI keeps what its tool returned)."""
+        return self.result_budget(name)
+
     def to_json(self) -> dict:
         return {
-            "agent": self.agent,
             "client": self.client,
             "clientVersion": self.version,
+            "agent": self.agent,
             "rule": self.rule,
             "allowanceChars": self.allowance,
             "tools": [{"tools": rule.label, **rule.budget.to_json()} for rule in (*self.tools, self.fallback)],
-            "overrides": {name: (None if not math.isfinite(v) else v) for name, v in self.overrides.items()},
             "settings": [{"name": name, **budget.to_json()} for name, budget in self.settings],
+            "overrides": {name: (None if not math.isfinite(v) else v) for name, v in self.overrides.items()},
             "files": list(self.files),
         }
 

@@ -68,6 +68,7 @@ def _meta(file: ClaudeFile) -> dict:
     thread = file.thread
     meta = {
         "client_version": file.version,
+        "cwd": file.cwd,
         "whole_file": thread.seen.figures(file.names),
         "compaction": {"boundaries": thread.boundaries, **thread.compacted.figures(file.names)},
         "microcompaction": thread.microcompacted.figures(file.names),

@@ -45,6 +45,7 @@ class ClaudeFile:
     agent_id: str | None = None
     started: str | None = None
     version: str | None = None
+    cwd: str | None = None  # the project the session ran in: its .claude/settings*.json apply
     is_sidechain_file: bool | None = None
     stubs: list = field(default_factory=list)  # (functionResponse, stub text, compact boundaries before it)
 
@@ -121,6 +122,7 @@ def _note_identity(file: ClaudeFile, record: dict) -> None:
         file.session_id = record["sessionId"]
         file.started = record.get("timestamp")
         file.version = record.get("version")
+        file.cwd = record.get("cwd") if isinstance(record.get("cwd"), str) else None
     if file.agent_id is None and isinstance(record.get("agentId"), str):
         file.agent_id = record["agentId"]
 

@@ -68,6 +68,7 @@ def _meta(rollout: Rollout) -> dict:
     session_meta = rollout.meta.get("session", {})
     return {
         "client_version": session_meta.get("cli_version"),
+        "model": rollout.meta.get("model"),
         "originator": session_meta.get("originator"),
         "whole_file": rollout.seen.figures(rollout.names),
         "compaction": {"compactions": rollout.compactions, **rollout.compacted.figures(rollout.names)},

@@ -77,6 +77,8 @@ def read_rollout(path: Path) -> Rollout:
             _compact(rollout, payload)
         elif kind == "event_msg":
             _take_event(rollout, payload)
+        elif kind == "turn_context" and isinstance(payload.get("model"), str):
+            rollout.meta["model"] = payload["model"]  # the last turn's model: its truncation policy applies
         elif kind in ("session_meta", "legacy_meta"):
             rollout.legacy = rollout.legacy or kind == "legacy_meta"
             rollout.meta.setdefault("session", payload)

@@ -1,0 +1,33 @@
+"""`doctor mcp [--spill-root DIR]`: a stdio MCP server an agent registers to ask doctor about its own session.
+
+Tools: `memory_report` (the compact summary `/doctor:memory` prints), `largest_results` (sizes,
+budgets, spill files; no payload) and `read_spilled` (page a spilled output with `doctor spill
+show`'s containment rules). Needs the `[mcp]` extra; without it, one line saying how to install it.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from doctor import exitcodes
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser("mcp", help="a stdio MCP server with doctor's tools (needs the [mcp] extra)",
+                                   description=__doc__.splitlines()[0])
+    parser.add_argument("--spill-root", dest="spill_roots", action="append", type=Path, default=[], metavar="DIR",
+                        help="where copied spill files are (repeatable): read_spilled may open files under it")
+    parser.set_defaults(handler=run)
+
+
+def run(args) -> int:
+    try:
+        from doctor.integrations.mcp_server import build_server
+    except ModuleNotFoundError as exc:
+        if not (exc.name or "").startswith("mcp"):
+            raise
+        print("doctor: `doctor mcp` needs the MCP SDK: pip install 'doctor-memory[mcp]'", file=sys.stderr)
+        return exitcodes.USAGE_OR_INPUT
+    build_server(args.spill_roots).run("stdio")
+    return exitcodes.OK
