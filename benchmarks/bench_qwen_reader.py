@@ -3,6 +3,11 @@
 The recording is synthetic but made of real records: the lines of the
 `multi-turn` recording (Qwen Code 0.24.4), repeated with fresh uuids so the
 parent chain runs through the whole file, until it reaches `--size-mb`.
+With `--content realistic` (the default) every tool output and display of
+more than 64 chars is replaced by shell-like text of the same length (`realistic_text`:
+newlines, tabs, quotes, backslashes, ANSI colours, some accented, CJK and astral
+characters), written compactly as Node's JSON.stringify does; `--content recorded`
+keeps the recording's own text. `--keep PATH` writes the file there (or reuses it).
 
 Measured in the same run, medians of `--repeat` runs, each in a fresh
 subprocess (so ru_maxrss is that run's peak):
@@ -18,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import random
 import resource
 import statistics
 import subprocess
@@ -31,15 +37,91 @@ ROOT = Path(__file__).resolve().parents[1]
 SOURCE = ROOT / "tests" / "recordings" / "qwen" / "multi-turn" / "session.jsonl"
 
 
-def generate(path: Path, size_mb: int) -> int:
+_ASCII_NAMES = ["main.py", "README.md", "build.log", "src/lib.rs", "package.json", "Makefile", "tests/test_io.py"]
+_OTHER_NAMES = ["café.txt", "naïve_bayes.py", "日本語.md", "données.csv", "😀.png", "テスト.txt", "𝔘𝔫𝔦.txt"]
+_ASCII_WORDS = ["error", "warning", "ok", "return", "value", "path", "null", '"quoted"', "'single'",
+                "C:\\Users\\dev", "{}", "[1, 2]", "TODO", "self", "None", "import", "def", "0x1f"]
+_OTHER_WORDS = ["Zürich", "straße", "中文", "错误", "ファイル", "🚀", "✓", "→", "déjà", "emoji😀"]
+
+
+def realistic_text(seed: int = 12, size: int = 1 << 22) -> str:
+    """Shell-like output: ls and grep lines, tab-separated columns, ANSI colours, mostly ASCII."""
+    rng = random.Random(seed)
+
+    def name() -> str:
+        return rng.choice(_OTHER_NAMES if rng.random() < 0.15 else _ASCII_NAMES)
+
+    def word() -> str:
+        return rng.choice(_OTHER_WORDS if rng.random() < 0.1 else _ASCII_WORDS)
+
+    lines, total = [], 0
+    while total < size:
+        kind = rng.random()
+        if kind < 0.3:
+            line = f"-rw-r--r--  1 dev staff {rng.randint(0, 99999):>6} Dec {rng.randint(1, 28):>2} 14:{rng.randint(0, 59):02d} {name()}"
+        elif kind < 0.55:
+            line = f'src/{name()}:{rng.randint(1, 900)}:\t    return "{word()}"\t# ' + " ".join(word() for _ in range(rng.randint(1, 6)))
+        elif kind < 0.7:
+            line = "\t".join(word() for _ in range(rng.randint(2, 8)))
+        elif kind < 0.78:
+            line = f"\x1b[3{rng.randint(1, 7)}m{word()}\x1b[0m {word()} {{\"k\": {rng.randint(0, 9)}}}"
+        elif kind < 0.92:
+            line = " ".join(word() for _ in range(rng.randint(3, 14)))
+        else:
+            line = ""
+        lines.append(line)
+        total += len(line) + 1
+    return "\n".join(lines)
+
+
+class _Texts:
+    """Slices of one realistic corpus, at pseudo-random offsets, of the lengths asked for."""
+
+    def __init__(self) -> None:
+        self.corpus = realistic_text()
+        self.rng = random.Random(7)
+
+    def take(self, length: int) -> str:
+        start = self.rng.randrange(0, len(self.corpus) - length) if length < len(self.corpus) else 0
+        return (self.corpus[start : start + length] * (1 + length // len(self.corpus)))[:length]
+
+
+def _realistic(record: dict, texts: _Texts) -> dict:
+    """The record with its long tool outputs and displays replaced by realistic text of the same length."""
+    message = record.get("message")
+    if isinstance(message, dict):
+        parts = []
+        for part in message.get("parts") or ():
+            response = (part.get("functionResponse") or {}).get("response") if isinstance(part, dict) else None
+            if isinstance(response, dict):
+                response = {k: texts.take(len(v)) if isinstance(v, str) and len(v) > 64 else v for k, v in response.items()}
+                part = {**part, "functionResponse": {**part["functionResponse"], "response": response}}
+            parts.append(part)
+        record = {**record, "message": {**message, "parts": parts}}
+    result = record.get("toolCallResult")
+    if isinstance(result, dict):
+        display = result.get("resultDisplay")
+        if isinstance(display, str) and len(display) > 64:
+            display = texts.take(len(display))
+        elif isinstance(display, dict) and display.get("type") == "shell_result" and len(display.get("text", "")) > 64:
+            text = texts.take(len(display["text"]))
+            display = {**display, "text": text, "output": text if display["output"] == display["text"] else texts.take(len(display["output"]))}
+        record = {**record, "toolCallResult": {**result, "resultDisplay": display}}
+    return record
+
+
+def generate(path: Path, size_mb: int, content: str = "realistic") -> int:
     """Write real records, re-chained with fresh uuids, up to size_mb; returns the record count."""
     template = [json.loads(line) for line in SOURCE.open("rb")]
+    texts = _Texts() if content == "realistic" else None
     target = size_mb * 1024 * 1024
     written = records = 0
     parent = None
     with path.open("wb") as out:
         while written < target:
             for record in template:
+                if texts is not None:
+                    record = _realistic(record, texts)
                 record = dict(record, uuid=str(uuid.uuid4()), parentUuid=parent)
                 line = json.dumps(record, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
                 out.write(line)
@@ -71,7 +153,7 @@ def run_reader(path: str) -> dict:
     session = open_session(Path(path))
     budgets = resolve_settings(ReportOptions(use_default_settings_files=False, env={}), session.project_dir).budgets
     totals = qwen_retention_totals(
-        session.history(),
+        session.history_to_measure(),  # what `doctor memory` analyses
         threshold_chars=budgets.limits.threshold,
         resolve_tool_budget=lambda name: (b.chars if (b := budgets.registered_budget(name)) else None),
         image_token_estimate=1600,

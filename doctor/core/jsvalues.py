@@ -38,11 +38,29 @@ def _may_hold_astral(text: str) -> bool:
     return size != _COMPACT_BASE + slots and size != _COMPACT_BASE + 2 * slots
 
 
+class MeasuredText(str):
+    """A long string a reader measured but did not decode: its head, and its JS length.
+
+    The str value is only the head (enough for every sentinel-prefix test); `js_length` is
+    `.length` of the whole text. Readers hand these to the retention analysis only, and only
+    for text that starts with no sentinel header (those are decoded whole, to be parsed).
+    """
+
+    __slots__ = ("js_length",)
+
+    def __new__(cls, head: str, js_length: int) -> MeasuredText:
+        text = super().__new__(cls, head)
+        text.js_length = js_length
+        return text
+
+
 def js_len(text: str) -> int:
     """`text.length` in JavaScript: UTF-16 code units.
 
     An astral character counts 2, a lone surrogate counts 1.
     """
+    if type(text) is MeasuredText:
+        return text.js_length
     length = len(text)
     if not _may_hold_astral(text):
         return length

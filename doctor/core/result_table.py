@@ -211,9 +211,9 @@ class ResultTable:
                     else:
                         output = field(response, "output")
                         raw = field(response, "error") if output is None else output
-                    raw_len = js_len(raw) if type(raw) is str else 0
+                    raw_len = js_len(raw) if isinstance(raw, str) else 0  # str, or a reader's MeasuredText
                     nested = fr.get("parts")
-                    if (type(output) is str or output is None) and type(response) is dict and type(nested) is not list:
+                    if (output is None or isinstance(output, str)) and type(response) is dict and type(nested) is not list:
                         chars = raw_len + FUNCTION_RESPONSE_WRAPPER_CHARS
                     else:
                         chars = function_response_chars(fr, estimate)
@@ -225,7 +225,7 @@ class ResultTable:
                 if slot is None:
                     slot = tool_slot(name)
                 flags = _ERROR if output is None and raw is not None else 0
-                if type(raw) is str:
+                if isinstance(raw, str):
                     if raw_len > limits[slot] and not raw.startswith(exempt):
                         flags |= _OVERSIZED
                         oversized += 1

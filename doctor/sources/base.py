@@ -81,7 +81,9 @@ class LoadedSession:
 
     `history` is a callable returning a fresh iterator of Contents, so readers of
     huge files can stream (one record at a time) and the analysis can walk it more
-    than once without the reader keeping payloads in memory.
+    than once without the reader keeping payloads in memory. `measured_history`, when
+    a reader has one, gives the same Contents for the retention analysis only: long
+    outputs may be `MeasuredText` (head and JS length, not the text).
     """
 
     agent: str
@@ -96,6 +98,11 @@ class LoadedSession:
     spill_roots: list[Path] = field(default_factory=list)
     started: str | None = None
     meta: dict = field(default_factory=dict)
+    measured_history: Callable[[], Iterator] | None = None
+
+    def history_to_measure(self) -> Iterator:
+        """The history the retention analysis reads: `measured_history` when there is one."""
+        return (self.measured_history or self.history)()
 
     def side(self, kind: str) -> SideChannelCopy:
         return self.side_channel.setdefault(kind, SideChannelCopy(kind))

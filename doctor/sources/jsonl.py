@@ -5,13 +5,15 @@ the file (one line in memory at a time), tolerates a torn last line (the agent
 may still be writing), skips invalid lines with their line numbers, decodes
 invalid UTF-8 with U+FFFD as Node's `readFile(…, "utf8")` does, and accepts lone
 surrogate escapes that orjson refuses but `JSON.parse` keeps. It never writes
-to, locks or memory-maps the file.
+to or locks the file; `iter_mapped_lines` maps it read-only.
 """
 
 from __future__ import annotations
 
 import codecs
 import json
+import mmap
+import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +25,8 @@ import orjson
 from doctor.sources.base import SourceIssue, open_session_file
 
 READ_CHUNK = 1 << 20
+# `iter_mapped_lines` drops the pages it has passed from the process this often.
+DROP_EVERY = 1 << 23
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,6 +110,47 @@ def iter_line_spans(
         if pending:
             line = b"".join(pending)
             yield offset, line, memoryview(line), 0, len(line), False, not check_utf8 or is_valid_utf8(line)
+
+
+def iter_mapped_lines(path: Path, *, start: int = 0) -> Iterator[tuple[int, object, memoryview, int, int, bool]]:
+    """`iter_line_spans` without copying: (byte offset, buffer, its memoryview, begin, end,
+    ended-with-newline) where the buffer is a read-only map of the whole file, so a line
+    is `buffer[begin:end]` and its offset is `begin`. No UTF-8 check (callers validate).
+
+    On ~90 KB lines a file iterator's copies cost more than parsing them. Every
+    DROP_EVERY bytes the pages already passed are dropped from the process
+    (MADV_DONTNEED: they stay in the page cache), so its RSS stays flat whatever the
+    file's size. A file that cannot be mapped (a pipe) is read in chunks instead.
+    """
+    with open_session_file(path) as handle:
+        try:
+            mapped = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+        except (ValueError, OSError):  # empty, or not a regular file
+            for offset, buffer, view, begin, end, terminated, _ in iter_line_spans(path, start=start, check_utf8=False):
+                yield offset, buffer, view, begin, end, terminated
+            return
+    view = memoryview(mapped)
+    try:
+        find, size = mapped.find, len(mapped)
+        dropped = start - start % mmap.PAGESIZE
+        begin = start
+        while begin < size:
+            end = find(b"\n", begin)
+            if end < 0:
+                yield begin, mapped, view, begin, size, False
+                break
+            yield begin, mapped, view, begin, end, True
+            begin = end + 1
+            if begin - dropped >= DROP_EVERY and hasattr(mapped, "madvise"):
+                upto = begin - begin % mmap.PAGESIZE
+                mapped.madvise(mmap.MADV_DONTNEED, dropped, upto - dropped)
+                dropped = upto
+    finally:
+        try:
+            view.release()
+            mapped.close()
+        except BufferError:  # a caller still holds a slice; the map goes when it does
+            pass
 
 
 def _valid_utf8_view(view: memoryview) -> bool:

@@ -62,6 +62,7 @@ def session_from_index(index: TranscriptIndex) -> LoadedSession:
         agent=NAME,
         path=path,
         history=lambda: resumed_history(records, report),
+        measured_history=lambda: resumed_history(records, report, measured=True),
         session_id=first.get("sessionId") if isinstance(first.get("sessionId"), str) else None,
         format=FORMAT,
         ui_history=QwenUiHistory(records, gap),

@@ -283,8 +283,9 @@ def check_parts(parts: list, report: Report) -> None:
         return
 
 
-def api_history(records: ChainRecords, report: Report) -> Iterator[dict]:
-    """`buildSessionHistoryFromConversation(...).apiHistory`, streamed."""
+def api_history(records: ChainRecords, report: Report, *, measured: bool = False) -> Iterator[dict]:
+    """`buildSessionHistoryFromConversation(...).apiHistory`, streamed (`measured`: long tool
+    outputs as MeasuredText, see `ChainRecords.iter_history_records`)."""
     kinds = records.index._kind
     chain = records.chain
     start = 0
@@ -298,7 +299,7 @@ def api_history(records: ChainRecords, report: Report) -> Iterator[dict]:
             active = True
     accumulator = _Accumulator(report, track_counts=active)
     pending = accumulator.pending
-    for ident, record in records.iter_history_records(start, SYSTEM_QUIET):
+    for ident, record in records.iter_history_records(start, SYSTEM_QUIET, measured=measured):
         if kinds[ident] == COMPRESSION:
             accumulator.compress(record)
             pending = accumulator.pending
@@ -409,9 +410,9 @@ def _answered_in_place(window: list[dict], expected: dict, adjacent: int) -> boo
     return len(seen) == len(expected)
 
 
-def resumed_history(records: ChainRecords, report: Report) -> Iterator[dict]:
+def resumed_history(records: ChainRecords, report: Report, *, measured: bool = False) -> Iterator[dict]:
     """The LlmChat history right after `startChat` on resume: what `/doctor memory` analyses."""
-    contents = api_history(records, report)
+    contents = api_history(records, report, measured=measured)
     yield from repair_orphaned_tool_use(_with_startup_context(contents))
 
 

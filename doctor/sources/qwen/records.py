@@ -19,7 +19,7 @@ from typing import Any
 import msgspec
 from orjson import loads as _orjson_loads
 
-from doctor.core.jsvalues import js_len
+from doctor.core.rawjson import string_units
 from doctor.sources.jsonl import NestedTooDeep, loads
 
 RECORD_TYPES = frozenset({"user", "assistant", "tool_result", "system"})
@@ -94,11 +94,20 @@ FAST_ERRORS = (msgspec.DecodeError, msgspec.ValidationError, ValueError, Recursi
 
 
 def raw_string_length(raw: msgspec.Raw) -> int:
-    """JS length of a raw JSON value when it is a string, else 0 (absent counts 0)."""
+    """JS length of a raw JSON value when it is a string, else 0 (absent counts 0).
+
+    Counted from the bytes (`string_units`); raises ValueError when the string
+    cannot be measured that way (invalid UTF-8), so the caller takes the exact path.
+    """
     if not raw:
         return 0
-    value = _orjson_loads(memoryview(raw))
-    return js_len(value) if type(value) is str else 0
+    view = memoryview(raw)
+    if view[0] != 0x22:
+        return 0
+    units = string_units(view)
+    if units is None:
+        raise ValueError("string not measurable from its bytes")
+    return units
 
 
 def shell_display_chars(display: ShellDisplay) -> int:

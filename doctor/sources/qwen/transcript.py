@@ -21,9 +21,11 @@ from typing import BinaryIO
 
 from orjson import loads as _orjson_loads
 
-from doctor.core.jsvalues import js_len, js_stringify_len, js_truthy
+from doctor.core.jsvalues import MeasuredText, js_len, js_stringify_len, js_truthy
+from doctor.core.rawjson import offset_in, string_span, token_head, valid_utf8
+from doctor.core.sentinels import SENTINEL_PREFIXES
 from doctor.sources.base import SideChannelCopy, SourceError, SourceIssue
-from doctor.sources.jsonl import is_valid_utf8, iter_line_spans
+from doctor.sources.jsonl import is_valid_utf8, iter_mapped_lines
 from doctor.sources.qwen.records import (
     FAST_ERRORS,
     INDEX_DECODER,
@@ -49,6 +51,11 @@ COMPRESSION = 3  # chat_compression with a truthy compressedHistory: replaces th
 _ACTIVE_SYSTEM_SUBTYPES = frozenset({"slash_command", "goal_turn_end", "chat_compression"})
 _UI_SYSTEM_SUBTYPES = frozenset({"slash_command", "at_command", "rewind"})
 _TYPE_NAMES = ("user", "assistant", "tool_result", "system")
+# A tool output this long (its JSON token, in bytes) is measured from the file instead of decoded
+# when the history is read for measuring only; the head read back for its sentinel test.
+MEASURE_FROM_BYTES = 1024
+_HEAD_BYTES = 512
+_OUTPUT_KEY = b'"output":'
 _TYPE_CODES = {name: code for code, name in enumerate(_TYPE_NAMES)}
 
 
@@ -80,6 +87,11 @@ class TranscriptIndex:
     _message_at: array = field(default_factory=lambda: array("q"))
     _message_length: array = field(default_factory=lambda: array("q"))
     _type: array = field(default_factory=lambda: array("b"))
+    # In such a record, its first `"output":` string when long: where the token starts and ends in the
+    # message (-1: none) and its JS length, so measuring reads around it (`iter_history_records`).
+    _output_at: array = field(default_factory=lambda: array("q"))
+    _output_end: array = field(default_factory=lambda: array("q"))
+    _output_units: array = field(default_factory=lambda: array("q"))
     _subtypes: dict[int, str] = field(default_factory=dict)
     _kind: array = field(default_factory=lambda: array("b"))
     _ui_kind: array = field(default_factory=lambda: array("b"))
@@ -98,6 +110,9 @@ class TranscriptIndex:
             self._length.append(-1)
             self._message_at.append(-1)
             self._message_length.append(0)
+            self._output_at.append(-1)
+            self._output_end.append(-1)
+            self._output_units.append(0)
             self._type.append(0)
             self._kind.append(MATERIAL)
             self._ui_kind.append(0)
@@ -117,7 +132,7 @@ class TranscriptIndex:
         first = (self._offset[ident], self._position.get(ident, 0))
         return [first, *self._extra_fragments.get(ident, ())]
 
-    def add_fields(self, fields, number: int, offset: int, buffer: bytes, begin: int, end: int) -> bool:
+    def add_fields(self, fields, number: int, offset: int, buffer, view: memoryview, begin: int, end: int) -> bool:
         """`add` for a line that is one record, from its `IndexFields`; False when `add` must judge it.
 
         Only records `add` would take without comment come through here (identity
@@ -165,17 +180,17 @@ class TranscriptIndex:
             code = MATERIAL
             shown = True
         length = end - begin
-        message_at = message_length = -1
+        message_at = message_length = output_at = output_end = -1
+        units = 0
         raw_message = fields.message
         if code == MATERIAL and raw_message and not fields.goalContext:
-            # Pass 2 will read only the message. Its first `"message":` is the record's own when the
-            # bytes after it are the value msgspec found (a same-named nested key fails this test).
-            key = buffer.find(b'"message":', begin, end)
-            if key >= 0:
-                value = bytes(raw_message)
-                if buffer.startswith(value, key + 10):
-                    message_at = key + 10 - begin
-                    message_length = len(value)
+            # Pass 2 will read only the message, so pass 1 notes where it is.
+            at = _value_offset(raw_message, buffer, view, b'"message":', begin, end)
+            if at >= 0:
+                message_at = at - begin
+                message_length = size = len(raw_message)
+                if kind == "tool_result" and size > MEASURE_FROM_BYTES:
+                    output_at, output_end, units = _long_output(buffer, view, at, at + size)
         ids = self._ids
         parent = fields.parentUuid
         ident = ids.get(uuid)
@@ -191,6 +206,9 @@ class TranscriptIndex:
             self._length.append(length)
             self._message_at.append(message_at)
             self._message_length.append(message_length)
+            self._output_at.append(output_at)
+            self._output_end.append(output_end)
+            self._output_units.append(units)
             self._type.append(_TYPE_CODES[kind])
             self._kind.append(code)
             self._ui_kind.append(shown)
@@ -213,6 +231,9 @@ class TranscriptIndex:
         self._length[ident] = length
         self._message_at[ident] = message_at
         self._message_length[ident] = message_length
+        self._output_at[ident] = output_at
+        self._output_end[ident] = output_end
+        self._output_units[ident] = units
         self._type[ident] = _TYPE_CODES[kind]
         self._kind[ident] = code
         self._ui_kind[ident] = shown
@@ -280,6 +301,59 @@ class TranscriptIndex:
         return chain, gap, cycle
 
 
+def _value_offset(raw, buffer, view: memoryview, key: bytes, begin: int, end: int) -> int:
+    """Where `raw`, the value of top-level `key` msgspec decoded from `view[begin:end]`, starts in
+    the buffer; -1 when that cannot be told.
+
+    The accelerator knows it exactly (a Raw shares the line's memory); otherwise the first
+    `key` counts when the bytes after it are the value (a same-named nested key fails this).
+    """
+    if offset_in is not None:
+        return offset_in(raw, view)
+    at = buffer.find(key, begin, end)
+    if at < 0:
+        return -1
+    at += len(key)
+    value = bytes(raw)
+    return at if buffer.find(value, at, at + len(value)) == at else -1
+
+
+def _long_output(buffer, view: memoryview, start: int, stop: int) -> tuple[int, int, int]:
+    """(token start, token end, JS length) of the message's first long `"output":` string,
+    relative to the message at `buffer[start:stop]`; (-1, -1, 0) when there is none.
+
+    Whether it is the functionResponse's output is checked when the message is read
+    (`ChainRecords.iter_history_records`): a same-named key elsewhere fails there.
+    """
+    key = buffer.find(_OUTPUT_KEY, start, stop)
+    if key < 0:
+        return -1, -1, 0
+    at = key + len(_OUTPUT_KEY)
+    if stop - at < MEASURE_FROM_BYTES or view[at] != 0x22:
+        return -1, -1, 0
+    span = string_span(view, at, stop)
+    if span is None or span[0] - at < MEASURE_FROM_BYTES:
+        return -1, -1, 0
+    return at - start, span[0] - start, span[1]
+
+
+def _empty_strings(value: object) -> int:
+    """How many "" values `value` holds (counting stops at 2): one means the spliced one."""
+    count = 0
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if type(item) is dict:
+            stack.extend(item.values())
+        elif type(item) is list:
+            stack.extend(item)
+        elif item == "":
+            count += 1
+            if count > 1:
+                break
+    return count
+
+
 def display_chars(display: object) -> int:
     """Chars of output a `resultDisplay` keeps: a string, a shell result's `text` and `output`
     (the two copies it holds), else the JSON length of a structured display (diffs, todo lists)."""
@@ -320,20 +394,22 @@ def extend_index(index: TranscriptIndex, start: int = 0, lines_before: int = 0, 
     end, lines = start, lines_before
     decode = INDEX_DECODER.decode
     add_fields = index.add_fields
+    valid = valid_utf8
     number = lines_before
-    for offset, buffer, view, begin, stop, terminated, valid in iter_line_spans(path, start=start):
+    for offset, buffer, view, begin, stop, terminated in iter_mapped_lines(path, start=start):
         if whole_lines_only and not terminated:
             break
         number += 1
         end, lines = offset + stop - begin + terminated, number
-        if valid and index.first_record is not None:
+        line = view[begin:stop]
+        if index.first_record is not None and valid(line):
             # The fast path: a line that is one record, decoded field by field.
             try:
-                fields = decode(view[begin:stop])
+                fields = decode(line)
             except FAST_ERRORS:
                 pass
             else:
-                if add_fields(fields, number, offset, buffer, begin, stop):
+                if add_fields(fields, number, offset, buffer, view, begin, stop):
                     continue
         _index_line(index, buffer[begin:stop], number, offset, terminated)
     return end, lines
@@ -396,7 +472,7 @@ class ChainRecords:
                     continue
                 yield ident, self._merged(handle, ident)
 
-    def iter_history_records(self, start: int, skip_kind: int) -> Iterator[tuple[int, dict]]:
+    def iter_history_records(self, start: int, skip_kind: int, *, measured: bool = False) -> Iterator[tuple[int, dict]]:
         """(id, record) for chain positions from `start` whose kind is not `skip_kind`.
 
         The records carry only what the API history reads (type, subtype,
@@ -404,6 +480,12 @@ class ChainRecords:
         known length and decoded without its `toolCallResult` (the UI copy of
         the output, most of a tool_result line). Anything else (fragments, a
         glued line, a line msgspec refuses) goes through `iter_records`'s path.
+
+        `measured`: for the retention analysis only. A long tool output that pass 1
+        found and counted is not read: the message is decoded around it and the
+        output becomes a MeasuredText (its head and JS length). An output whose
+        head is a sentinel header, or a message where that span is not the
+        functionResponse's output, is decoded whole as usual.
         """
         index = self.index
         kinds, offsets, lengths = index._kind, index._offset, index._length
@@ -413,6 +495,7 @@ class ChainRecords:
             fd = handle.fileno()
             pread = os.pread
             message_at, message_length = index._message_at, index._message_length
+            output_at = index._output_at
             types, subtypes = index._type, index._subtypes
             for position in range(start, len(chain)):
                 ident = chain[position]
@@ -420,6 +503,11 @@ class ChainRecords:
                     continue
                 at = message_at[ident]
                 if at >= 0 and ident not in extra:
+                    if measured and output_at[ident] >= 0:
+                        message = self._measured_message(fd, ident, offsets[ident] + at)
+                        if message is not None:
+                            yield ident, {"type": _TYPE_NAMES[types[ident]], "subtype": subtypes.get(ident), "message": message}
+                            continue
                     try:
                         message = loads_message(pread(fd, message_length[ident], offsets[ident] + at))
                     except ValueError:
@@ -435,6 +523,29 @@ class ChainRecords:
                     except FAST_ERRORS:
                         pass
                 yield ident, self._merged(handle, ident)
+
+    def _measured_message(self, fd: int, ident: int, start: int) -> dict | None:
+        """The message with its long output as a MeasuredText, or None to decode it whole."""
+        index = self.index
+        at, end = index._output_at[ident], index._output_end[ident]
+        before = os.pread(fd, at + _HEAD_BYTES, start)
+        head = token_head(before[at:])
+        if head is None or head.startswith(SENTINEL_PREFIXES):
+            return None
+        after = os.pread(fd, index._message_length[ident] - end, start + end)
+        try:
+            message = loads_message(before[:at] + b'""' + after)
+        except ValueError:
+            return None
+        parts = message.get("parts") if message is not None else None
+        if not parts or len(parts) != 1 or type(parts[0]) is not dict:
+            return None
+        response = parts[0].get("functionResponse")
+        response = response.get("response") if type(response) is dict else None
+        if type(response) is not dict or response.get("output") != "" or _empty_strings(message) != 1:
+            return None  # the span may have been another key's value
+        response["output"] = MeasuredText(head, index._output_units[ident])
+        return message
 
     def _reopen(self) -> BinaryIO:
         try:
