@@ -15,7 +15,7 @@ from pathlib import Path
 from doctor import exitcodes
 from doctor.assemble import ReportOptions, report_with_spill_audit, scan_facts
 from doctor.commands.arguments import positive_int
-from doctor.commands.output import write_private
+from doctor.commands.output import emit
 from doctor.commands.read_progress import reading_progress
 from doctor.config import load_budget_overrides
 from doctor.core.budgets import parse_budget_value, parse_tool_budget_overrides
@@ -139,13 +139,9 @@ def run(args) -> int:
     except SettingsError as exc:
         return _fail(str(exc))
     text = render(report, args.format or "text", include_previews=args.include_previews, session=session)
-    if args.output:
-        try:
-            write_private(args.output, text)
-        except OSError as exc:
-            return _fail(f"{args.output}: {exc.strerror or exc}")
-    else:
-        sys.stdout.write(text)
+    failed = emit(text, args.output)
+    if failed:
+        return _fail(failed)
     return _exit_code(report, args, fail_on)
 
 

@@ -129,15 +129,11 @@ def _answer(store, args, summary) -> int:
             return _fail(f"--query: {exc}")
     else:
         text = answers.render(answers.collect(store, summary, top=args.top, compare=args.compare), args.format)
-    if args.output:
-        from doctor.commands.output import write_private
+    from doctor.commands.output import emit
 
-        try:
-            write_private(args.output, text)
-        except OSError as exc:
-            return _fail(f"{args.output}: {exc.strerror or exc}")
-    else:
-        sys.stdout.write(text)
+    failed = emit(text, args.output)
+    if failed:
+        return _fail(failed)
     return exitcodes.PARTIAL_INPUT if summary and summary.counts["skipped"] else exitcodes.OK
 
 
