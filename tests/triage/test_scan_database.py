@@ -116,6 +116,21 @@ def test_unknown_files_are_recorded_with_their_reason(capsys, tmp_path: Path) ->
     assert "Skipped files" in out and "unknown session format" in out
 
 
+def test_recordings_metadata_files_are_skipped_not_read_as_sessions(corpus_db: Path) -> None:
+    """A recording's meta.json is not a session of any agent (a Qwen one has sessionId and projectHash,
+    as a Gemini ConversationRecord has): the scan records it as skipped with the reason, and the only
+    Gemini sessions are the real Gemini files."""
+    metadata = sorted(RECORDINGS.rglob("meta.json"))
+    assert any("qwen" in str(path) for path in metadata)
+    rows = table(corpus_db, "SELECT status, reason FROM files WHERE path LIKE '%/meta.json'")
+    assert len(rows) == len(metadata)
+    assert all(status == "skipped" and reason.startswith("unknown session format") for status, reason in rows), rows
+    assert table(corpus_db, "SELECT count(*) FROM sessions WHERE path LIKE '%meta.json'")[0][0] == 0
+    gemini = [p for p in all_sources() if {RECORDINGS / "gemini", FIXTURES / "gemini-cli"} & set(p.parents)]
+    assert len(gemini) >= 5
+    assert table(corpus_db, "SELECT count(*) FROM sessions WHERE agent = 'gemini'")[0][0] == len(gemini)
+
+
 def test_rescan_skips_unchanged_files_and_appends_to_grown_ones(capsys, tmp_path: Path) -> None:
     source = RECORDINGS / "qwen" / "multi-turn" / "session.jsonl"
     lines = source.read_bytes().splitlines(keepends=True)
