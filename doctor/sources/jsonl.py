@@ -36,6 +36,15 @@ class JsonLine:
     value: object
 
 
+@dataclass(slots=True)
+class Cursor:
+    """Where a resumable read of a file stands: the byte offset after the last line read, and the
+    number of lines read, so a later read goes on from there with the same line numbers."""
+
+    offset: int = 0
+    lines: int = 0
+
+
 class NestedTooDeep(ValueError):
     """A JSON value nested deeper than Python's decoders go (the stdlib recurses once per level).
 

@@ -22,6 +22,7 @@ from doctor.sources.claude.lines import ClaudeRecord, iter_records
 from doctor.sources.claude_codex_common import CallNames, result_text
 from doctor.sources.claude.spill import is_persisted_stub, persisted_output, spill_roots
 from doctor.sources.claude.thread import ClaudeThread
+from doctor.sources.jsonl import Cursor
 
 TOOL_USE_RESULT = "toolUseResult"
 PROGRESS = "progress"
@@ -59,29 +60,52 @@ class ClaudeFile:
         return rows
 
 
-def read_claude_file(path: Path, *, fast: bool = True) -> ClaudeFile:
-    """Read `path` (never writing to it) into a ClaudeFile. `fast=False`: every line by the exact path."""
-    file = ClaudeFile(path)
-    seen_uuids: set[str] = set()
-    result_lines: dict[str, int] = {}
-    for number, record in iter_records(path, file.issues, fast=fast):
-        kind = record.kind
-        if kind == "user" or kind == "assistant":
-            uuid = record.uuid
-            if isinstance(uuid, str):
-                if uuid in seen_uuids:
-                    file.issues.append(SourceIssue(path, number, f"duplicate record uuid {uuid}; the first copy is kept", "note"))
-                    continue
-                seen_uuids.add(uuid)
-            _take_message(file, record, number, result_lines)
-        elif kind == "system":
-            _take_system(file, record)
-        elif kind == PROGRESS:
-            file.side(PROGRESS).add(record.copy_chars)
-        elif kind == ATTACHMENT:
-            file.side(ATTACHMENT).add(record.copy_chars)
-    file.names.resolve(path, file.issues, "tool_result for tool_use")
-    return file
+def read_claude_file(path: Path) -> ClaudeFile:
+    """Read `path` (never writing to it) into a ClaudeFile."""
+    reader = ClaudeFileReader(path)
+    reader.feed()
+    return reader.finish()
+
+
+class ClaudeFileReader:
+    """The single pass, resumable: `feed` reads on from where the last `feed` stopped.
+
+    `doctor statusline` keeps one of these (pickled) per transcript and feeds it only the lines
+    appended since, so its state is everything the pass needs to go on: the file so far, the
+    uuids and result lines seen, and the cursor. `finish` names results whose call came later
+    and must be the last call: it changes the file it returns.
+    """
+
+    def __init__(self, path: Path):
+        self.file = ClaudeFile(path)
+        self.cursor = Cursor()
+        self._seen_uuids: set[str] = set()
+        self._result_lines: dict[str, int] = {}
+
+    def feed(self, *, whole_lines_only: bool = False) -> None:
+        """Read the lines from the cursor on (see `iter_records` for `whole_lines_only`)."""
+        file = self.file
+        path, seen_uuids, result_lines = file.path, self._seen_uuids, self._result_lines
+        for number, record in iter_records(path, file.issues, self.cursor, whole_lines_only=whole_lines_only):
+            kind = record.kind
+            if kind == "user" or kind == "assistant":
+                uuid = record.uuid
+                if isinstance(uuid, str):
+                    if uuid in seen_uuids:
+                        file.issues.append(SourceIssue(path, number, f"duplicate record uuid {uuid}; the first copy is kept", "note"))
+                        continue
+                    seen_uuids.add(uuid)
+                _take_message(file, record, number, result_lines)
+            elif kind == "system":
+                _take_system(file, record)
+            elif kind == PROGRESS:
+                file.side(PROGRESS).add(record.copy_chars)
+            elif kind == ATTACHMENT:
+                file.side(ATTACHMENT).add(record.copy_chars)
+
+    def finish(self) -> ClaudeFile:
+        self.file.names.resolve(self.file.path, self.file.issues, "tool_result for tool_use")
+        return self.file
 
 
 def _take_message(file: ClaudeFile, record: ClaudeRecord, number: int, result_lines: dict[str, int]) -> None:

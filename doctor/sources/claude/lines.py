@@ -27,7 +27,7 @@ import orjson
 from doctor.core import rawjson
 from doctor.sources.base import SourceIssue
 from doctor.sources.claude_codex_common import text_chars
-from doctor.sources.jsonl import iter_mapped_lines, line_values
+from doctor.sources.jsonl import Cursor, iter_mapped_lines, line_values
 
 # The record types read_claude_file takes something from; the others (api-request copies, cost and
 # prompt bookkeeping) are only checked to be valid JSON objects.
@@ -133,17 +133,23 @@ def fast_record(line) -> ClaudeRecord | None:
     return record
 
 
-def iter_records(path: Path, issues: list[SourceIssue], *, fast: bool = True) -> Iterator[tuple[int, ClaudeRecord]]:
-    """(line number, record) of every object line of a USED_TYPES type; lines that are not objects
-    go to `issues` as the exact path says.
-
-    `fast=False` reads every line by the exact path (the differential tests compare the two).
+def iter_records(
+    path: Path, issues: list[SourceIssue], cursor: Cursor, *, whole_lines_only: bool = False
+) -> Iterator[tuple[int, ClaudeRecord]]:
+    """(line number, record) of every object line of a USED_TYPES type from `cursor` on, advancing it
+    past each newline-terminated line; lines that are not objects go to `issues` as the exact path says.
+    `whole_lines_only`: stop before a last line without its newline (the agent may be writing it), so
+    a resumed read takes it whole next time.
     """
-    number = 0
-    for _, buffer, view, begin, end, terminated in iter_mapped_lines(path):
+    number = cursor.lines
+    for offset, buffer, view, begin, end, terminated in iter_mapped_lines(path, start=cursor.offset):
+        if whole_lines_only and not terminated:
+            break
         number += 1
+        if terminated:
+            cursor.offset, cursor.lines = offset + end - begin + 1, number
         line = view[begin:end]
-        record = fast_record(line) if fast else None
+        record = fast_record(line)
         if record is not None:
             if record is not IGNORED:
                 yield number, record
