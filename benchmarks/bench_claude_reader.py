@@ -52,14 +52,14 @@ print(elapsed, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, analysis.stat
 """
 
 
-def _renamed(text: str, copy: int, ids: list[str]) -> str:
+def renamed(text: str, copy: int, ids: list[str]) -> str:
     for original in ids:
         text = text.replace(original, f"{original[:-6]}{copy:06d}")
     return text
 
 
-def synthesise(target: Path, megabytes: int) -> int:
-    """Repeat the recording's records with new ids until `target` holds `megabytes` MB."""
+def turn_source() -> tuple[str, list[str]]:
+    """The recording's lines, and its ids longest first (what `renamed` replaces in each copy)."""
     lines = SOURCE.read_text(encoding="utf-8").splitlines()
     ids: set[str] = set()
     for line in lines:
@@ -71,12 +71,16 @@ def synthesise(target: Path, megabytes: int) -> int:
                 ids.add(message["id"])
             for block in message.get("content") if isinstance(message.get("content"), list) else ():
                 ids.update(block[key] for key in ("id", "tool_use_id") if isinstance(block.get(key), str))
-    ordered = sorted(ids, key=len, reverse=True)
-    body = "\n".join(lines) + "\n"
+    return "\n".join(lines) + "\n", sorted(ids, key=len, reverse=True)
+
+
+def synthesise(target: Path, megabytes: int) -> int:
+    """Repeat the recording's records with new ids until `target` holds `megabytes` MB."""
+    body, ordered = turn_source()
     written = copies = 0
     with open(target, "w", encoding="utf-8") as handle:
         while written < megabytes * 1_000_000:
-            chunk = _renamed(body, copies, ordered)
+            chunk = renamed(body, copies, ordered)
             handle.write(chunk)
             written += len(chunk.encode())
             copies += 1
