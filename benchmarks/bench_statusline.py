@@ -2,7 +2,7 @@
 session, each beside bare interpreter start-up (`python -c pass`) in the same run.
 
 The transcript is synthesised as in bench_claude_reader.py (copies of the real Claude Code 2.1.332
-big-outputs recording, fresh ids per copy). The status line runs once untimed (the index is then
+big-outputs recording, fresh ids per copy, tool outputs replaced by realistic text of the same length). The status line runs once untimed (the index is then
 warm); each repeat appends one more copy of the recording (one more session's worth of turns:
 ~190 KB, 5 tool results) untimed, then times `doctor statusline claude` with Claude's stdin
 payload. The small session is tests/recordings/qwen/oversized-alarm. Every command runs as a fresh
@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_claude_reader import SOURCE, renamed, synthesise, turn_source  # noqa: E402
+from bench_claude_reader import SOURCE, copies, synthesise  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "RESULTS-statusline.md"
@@ -54,8 +54,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as scratch:
         env = {**os.environ, "XDG_CACHE_HOME": str(Path(scratch) / "cache"), "HOME": str(Path(scratch) / "home")}
         transcript = Path(scratch) / "session.jsonl"
-        copies = synthesise(transcript, args.mb)
-        body, ids = turn_source()
+        chunks = copies()
+        count = synthesise(transcript, args.mb, chunks)
         payload = json.dumps({"session_id": "bench", "transcript_path": str(transcript), "cwd": scratch}).encode()
         statusline = [str(DOCTOR), "statusline", "claude"]
         cold = timed(statusline, env, payload)[0]  # builds the index
@@ -66,7 +66,7 @@ def main() -> None:
         line = b""
         for repeat in range(args.repeats):
             with open(transcript, "a", encoding="utf-8") as handle:
-                handle.write(renamed(body, copies + repeat, ids))
+                handle.write(next(chunks))
             times["bare"].append(timed(bare, env)[:2])
             wall, cpu, line = timed(statusline, env, payload)
             times["line"].append((wall, cpu))
@@ -84,7 +84,7 @@ def main() -> None:
         f"({time.strftime('%Y-%m-%d %H:%M')}, Python {sys.version.split()[0]}, {os.cpu_count()} CPUs shared with other "
         f"sessions; load average {load_before[0]:.1f} before, {load_after[0]:.1f} after).",
         "",
-        f"Transcript: {copies} copies of `{SOURCE.name}` (tests/recordings/claude/big-outputs), "
+        f"Transcript: {count} copies of `{SOURCE.name}` (tests/recordings/claude/big-outputs), "
         f"{start_size:,} bytes, growing to {end_size:,} bytes (one more copy before each timed run).",
         f"Last line printed: `{line.decode().strip()}`",
         f"Cold status line (no index yet, whole file read once): {cold:.0f} ms.",
