@@ -46,7 +46,7 @@ def _use(monkeypatch, mode: str) -> None:
                 pytest.fail("the C accelerator was not built (setup.py's optional extension)")
             pytest.skip("the C accelerator is not built here")
         return
-    monkeypatch.setattr(transcript, "valid_utf8", rawjson.py_valid_utf8)
+    monkeypatch.setattr(transcript, "scan_line", rawjson.py_scan_line)
     monkeypatch.setattr(transcript, "string_span", rawjson.py_string_span)
     monkeypatch.setattr(transcript, "offset_in", None)
     monkeypatch.setattr(records_module, "string_units", rawjson.py_string_units)
@@ -108,11 +108,8 @@ def test_long_outputs_are_measured_not_decoded(monkeypatch) -> None:
 
 
 # Text that stresses the byte counters: escapes, controls, accents, CJK, astral, lone surrogates.
-_TRICKY = st.text(
-    alphabet=st.sampled_from(list('ab "\\/\n\t\r\b\f\x00\x1b\x7fuéß中文😀𝔘\ud800\udbff\udc00\udfff') + ["\u2028"]),
-    min_size=0,
-    max_size=2500,
-)
+_TRICKY_CHARS = list('ab "\\/\n\t\r\b\f\x00\x1b\x7fuéß中文😀𝔘\ud800\udbff\udc00\udfff') + ["\u2028"]
+_TRICKY = st.text(alphabet=st.sampled_from(_TRICKY_CHARS), min_size=0, max_size=2500)
 _SENTINELS = ["Tool output was too large and has been truncated.", "<persisted-output>", "Tool output truncated.",
               "[Old tool result content cleared]", "Output too large (1 MB)"]
 
@@ -135,12 +132,16 @@ def _tool_result_lines(lines: list[bytes]) -> list[int]:
     return found
 
 
-def _mutate(lines: list[bytes], rng: random.Random, text: str) -> list[bytes]:
+_MASKED_POINTER = "\nOutput too large. Full output available at: /tmp/doctor-test/masked/output.txt"
+OPS = 12
+
+
+def _mutate(lines: list[bytes], rng: random.Random, text: str, op: int | None = None) -> list[bytes]:
     lines = list(lines)
     targets = _tool_result_lines(lines) or [0]
     index = rng.choice(targets)
     line = lines[index]
-    op = rng.randrange(11)
+    op = rng.randrange(OPS) if op is None else op
     try:
         record = json.loads(line)
     except ValueError:
@@ -171,6 +172,9 @@ def _mutate(lines: list[bytes], rng: random.Random, text: str) -> list[bytes]:
         lines[index : index + 2] = [line + lines[index + 1]]
     elif op == 9:  # CRLF and padding
         lines[index] = b"  " + line + b" \r"
+    elif op == 11 and type(response) is dict:  # Gemini's masking notice: its pointer comes last, past any head
+        response["output"] = "<tool_output_masked>\n" + long + "x" * 9000 + _MASKED_POINTER
+        lines[index] = _dump(record, rng)
     elif record is not None:  # re-serialised with the keys reversed and a long prompt-like output
         if type(response) is dict:
             response["output"] = long
@@ -195,3 +199,20 @@ def test_mutated_recordings_read_the_same_fast_and_exact(mode: str, tmp_path: Pa
             _agree(path, patch, mode)
 
     check()
+
+
+
+# Every tricky character but the lone surrogates (they send the whole line to the exact path).
+_ALL_TRICKY = "".join(c for c in _TRICKY_CHARS if not "\ud800" <= c <= "\udfff") * 30
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("op", range(OPS))
+def test_each_mutation_reads_the_same_fast_and_exact(op: int, mode: str, tmp_path: Path, monkeypatch) -> None:
+    """Each mutation once, on a long output holding every tricky character (the fuzzer may miss one)."""
+    for base in MUTATION_BASES[:2]:
+        lines = _mutate(base.read_bytes().split(b"\n"), random.Random(op), _ALL_TRICKY, op)
+        path = tmp_path / f"{op}-{base.parent.name}.jsonl"
+        path.write_bytes(b"\n".join(lines))
+        with monkeypatch.context() as patch:
+            _agree(path, patch, mode)

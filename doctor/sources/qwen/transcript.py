@@ -22,7 +22,7 @@ from typing import BinaryIO
 from orjson import loads as _orjson_loads
 
 from doctor.core.jsvalues import MeasuredText, js_len, js_stringify_len, js_truthy
-from doctor.core.rawjson import offset_in, string_span, token_head, valid_utf8
+from doctor.core.rawjson import ShortenedLine, offset_in, scan_line, string_span, token_head
 from doctor.core.sentinels import SENTINEL_PREFIXES
 from doctor.sources.base import SideChannelCopy, SourceError, SourceIssue
 from doctor.sources.jsonl import is_valid_utf8, iter_mapped_lines
@@ -34,7 +34,7 @@ from doctor.sources.qwen.records import (
     history_record,
     identity_problem,
     normalized_message,
-    shell_display_chars,
+    display_chars_of,
     is_conversation_record,
     loads,
     merge_fragments,
@@ -54,6 +54,9 @@ _TYPE_NAMES = ("user", "assistant", "tool_result", "system")
 # A tool output this long (its JSON token, in bytes) is measured from the file instead of decoded
 # when the history is read for measuring only; the head read back for its sentinel test.
 MEASURE_FROM_BYTES = 1024
+# Pass 1 hands msgspec the line with its string values this long (in bytes) replaced by "":
+# the accelerator has checked and measured them already (`scan_line`); at most MEASURE_FROM_BYTES.
+SHORTEN_FROM = 256
 _HEAD_BYTES = 512
 _OUTPUT_KEY = b'"output":'
 _TYPE_CODES = {name: code for code, name in enumerate(_TYPE_NAMES)}
@@ -132,13 +135,16 @@ class TranscriptIndex:
         first = (self._offset[ident], self._position.get(ident, 0))
         return [first, *self._extra_fragments.get(ident, ())]
 
-    def add_fields(self, fields, number: int, offset: int, buffer, view: memoryview, begin: int, end: int) -> bool:
+    def add_fields(self, fields, number: int, offset: int, buffer, view: memoryview, begin: int, end: int,
+                   shortened: ShortenedLine | None = None) -> bool:
         """`add` for a line that is one record, from its `IndexFields`; False when `add` must judge it.
 
         Only records `add` would take without comment come through here (identity
         valid, a string or absent subtype, a string or shell display); everything
         else returns False before touching the index, and the caller parses the
-        line fully.
+        line fully. `shortened`: the fields were decoded from that copy of the line,
+        where a "" may stand for a long string (an identity field or subtype that is ""
+        therefore goes to `add`).
         """
         uuid = fields.uuid
         session_id = fields.sessionId
@@ -146,20 +152,20 @@ class TranscriptIndex:
         subtype = fields.subtype
         if not uuid or not session_id or kind not in RECORD_TYPES or (subtype is not None and type(subtype) is not str):
             return False
+        if shortened is not None and (subtype == "" or fields.parentUuid == ""):
+            return False
         result = fields.toolCallResult
-        display = None if result is None else result.resultDisplay
         payload = None
         try:
-            if display is None:
-                chars = -1
-            elif type(display) is str:
-                chars = js_len(display)
-            elif display.type == "shell_result":
-                chars = shell_display_chars(display)
-            else:
+            chars = -1 if result is None else display_chars_of(result.resultDisplay, shortened)
+            if chars is None:
                 return False  # a structured display is measured as JSON, from the whole record
             if kind == "system" and subtype == "chat_compression" and fields.systemPayload:
-                payload = loads(bytes(fields.systemPayload))  # rare: decoded only to test compressedHistory
+                raw = fields.systemPayload  # rare: decoded only to test compressedHistory
+                if shortened is not None:
+                    start, stop = shortened.span(raw)
+                    raw = buffer[start:stop]
+                payload = loads(bytes(raw))
         except ValueError:
             return False
         if session_id not in self.session_ids:
@@ -185,12 +191,16 @@ class TranscriptIndex:
         raw_message = fields.message
         if code == MATERIAL and raw_message and not fields.goalContext:
             # Pass 2 will read only the message, so pass 1 notes where it is.
-            at = _value_offset(raw_message, buffer, view, b'"message":', begin, end)
+            if shortened is not None:
+                at, stop = shortened.span(raw_message)
+            else:
+                at = _value_offset(raw_message, buffer, view, b'"message":', begin, end)
+                stop = at + len(raw_message)
             if at >= 0:
                 message_at = at - begin
-                message_length = size = len(raw_message)
+                message_length = size = stop - at
                 if kind == "tool_result" and size > MEASURE_FROM_BYTES:
-                    output_at, output_end, units = _long_output(buffer, view, at, at + size)
+                    output_at, output_end, units = _long_output(buffer, view, at, stop, shortened)
         ids = self._ids
         parent = fields.parentUuid
         ident = ids.get(uuid)
@@ -318,12 +328,13 @@ def _value_offset(raw, buffer, view: memoryview, key: bytes, begin: int, end: in
     return at if buffer.find(value, at, at + len(value)) == at else -1
 
 
-def _long_output(buffer, view: memoryview, start: int, stop: int) -> tuple[int, int, int]:
+def _long_output(buffer, view: memoryview, start: int, stop: int, shortened: ShortenedLine | None) -> tuple[int, int, int]:
     """(token start, token end, JS length) of the message's first long `"output":` string,
     relative to the message at `buffer[start:stop]`; (-1, -1, 0) when there is none.
 
     Whether it is the functionResponse's output is checked when the message is read
     (`ChainRecords.iter_history_records`): a same-named key elsewhere fails there.
+    A `shortened` line has measured every long string already.
     """
     key = buffer.find(_OUTPUT_KEY, start, stop)
     if key < 0:
@@ -331,7 +342,7 @@ def _long_output(buffer, view: memoryview, start: int, stop: int) -> tuple[int, 
     at = key + len(_OUTPUT_KEY)
     if stop - at < MEASURE_FROM_BYTES or view[at] != 0x22:
         return -1, -1, 0
-    span = string_span(view, at, stop)
+    span = string_span(view, at, stop) if shortened is None else shortened.long_string_at(at)
     if span is None or span[0] - at < MEASURE_FROM_BYTES:
         return -1, -1, 0
     return at - start, span[0] - start, span[1]
@@ -394,22 +405,25 @@ def extend_index(index: TranscriptIndex, start: int = 0, lines_before: int = 0, 
     end, lines = start, lines_before
     decode = INDEX_DECODER.decode
     add_fields = index.add_fields
-    valid = valid_utf8
+    scan = scan_line
     number = lines_before
     for offset, buffer, view, begin, stop, terminated in iter_mapped_lines(path, start=start):
         if whole_lines_only and not terminated:
             break
         number += 1
         end, lines = offset + stop - begin + terminated, number
-        line = view[begin:stop]
-        if index.first_record is not None and valid(line):
-            # The fast path: a line that is one record, decoded field by field.
+        scanned = scan(view, begin, stop, SHORTEN_FROM) if index.first_record is not None else None
+        if scanned is not None:
+            # The fast path: a line that is one record, decoded field by field (its long strings,
+            # checked and measured by the scan, replaced by "" when the accelerator is there).
+            text, spans = scanned
+            shortened = None if text is None else ShortenedLine(text, spans, begin)
             try:
-                fields = decode(line)
+                fields = decode(view[begin:stop] if text is None else text)
             except FAST_ERRORS:
                 pass
             else:
-                if add_fields(fields, number, offset, buffer, view, begin, stop):
+                if add_fields(fields, number, offset, buffer, view, begin, stop, shortened):
                     continue
         _index_line(index, buffer[begin:stop], number, offset, terminated)
     return end, lines
