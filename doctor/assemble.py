@@ -152,13 +152,19 @@ def report_with_spill_audit(session: LoadedSession, options: ReportOptions, *, s
 
 def scan_facts(session: LoadedSession) -> dict:
     """What `doctor scan` records about a session beyond the report: agent version, project hash
-    (never the path), file size and records. `doctor memory --json --results` adds them to the source."""
+    (never the path), file size and records. `doctor memory --json --results` adds them to the source.
+
+    The project is the working directory the transcript records when it records one (Claude's `cwd`),
+    not the folder holding the file: the same session copied into an archive or an inbox must hash
+    the same."""
     version = session.meta.get("client_version")
     gemini_hash = session.meta.get("projectHash")
+    recorded = session.meta.get("cwd")
+    project = recorded if isinstance(recorded, str) and recorded else session.project_dir
     path = session.path
     return {
         "agentVersion": version if isinstance(version, str) else None,
-        "projectHash": project_hash(session.project_dir) or (gemini_hash[:16] if isinstance(gemini_hash, str) else None),
+        "projectHash": project_hash(project) or (gemini_hash[:16] if isinstance(gemini_hash, str) else None),
         "sizeBytes": os.path.getsize(path) if path is not None else None,
         "records": count_records(path) if path is not None else None,
     }

@@ -69,8 +69,7 @@ def run_scan(args) -> int:
     if args.engine == "dask" and not args.scheduler:
         return _fail("--engine dask needs --scheduler ADDR (e.g. tcp://127.0.0.1:8786)")
     try:
-        from doctor.triage import compare, engines, inputs, runner
-        from doctor.triage.store import Store, StoreError
+        from doctor.triage import compare, engines, inputs, runner  # noqa: F401 (runner: the extra's DuckDB)
     except ModuleNotFoundError as exc:
         return _fail(f"{EXTRA_HINT} ({exc.name} is missing)")
     try:
@@ -81,18 +80,30 @@ def run_scan(args) -> int:
     db_path = args.db or default_db()
     scanning = bool(files) or args.scan_all
     try:
-        store = Store(db_path, read_only=not scanning)
+        engine = engines.open_engine(args.engine, workers=args.jobs, scheduler=args.scheduler) if scanning else None
+    except engines.EngineError as exc:
+        return _fail(str(exc))
+    try:
+        return _scan_and_answer(args, db_path, files, engine)
+    finally:
+        if engine is not None:
+            engine.close()
+
+
+def _scan_and_answer(args, db_path: Path, files: list, engine) -> int:
+    from doctor.triage import runner
+    from doctor.triage.store import Store, StoreError
+
+    try:
+        store = Store(db_path, read_only=engine is None)
     except StoreError as exc:
         return _fail(str(exc))
     try:
         summary = None
-        if scanning:
-            request = runner.ScanRequest(files, path_style=args.path_style, engine=args.engine, workers=args.jobs,
-                                         scheduler=args.scheduler)
+        if engine is not None:
+            request = runner.ScanRequest(files, path_style=args.path_style, engine=engine)
             try:
                 summary = runner.scan(store, request)
-            except engines.EngineError as exc:
-                return _fail(str(exc))
             except KeyboardInterrupt:
                 print("doctor scan: interrupted; every file written so far is complete", file=sys.stderr)
                 return exitcodes.INTERRUPTED

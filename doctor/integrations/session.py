@@ -1,7 +1,8 @@
 """Which transcript `/doctor:memory` is about: the agent's own session where it says, else the project's newest.
 
 Claude passes its session id on the command line (`${CLAUDE_SESSION_ID}`), Qwen in the
-environment (`QWEN_CODE_SESSION_ID`, with the project's data folder in `QWEN_CODE_PROJECT_DIR`),
+environment (`QWEN_CODE_SESSION_ID`, with the project's data folder in `QWEN_CODE_PROJECT_DIR`;
+its status line passes the id and the working directory on stdin),
 a hook's stdin carries `transcript_path`; Gemini passes nothing, so its newest session of the
 working directory stands in. A known id whose file is not there yet is a normal state (a
 session's first prompt): `Located.path` is None and the caller says so briefly.
@@ -32,6 +33,9 @@ def locate(agent: str, session_id: str | None, cwd: Path, env: Mapping[str, str]
         data = env.get("QWEN_CODE_PROJECT_DIR")
         if session_id and data and (Path(data) / "chats" / f"{session_id}.jsonl").is_file():
             return Located(session_id, Path(data) / "chats" / f"{session_id}.jsonl")
+        direct = agent_homes(env)[QWEN] / "projects" / sanitize_cwd(cwd) / "chats" / f"{session_id}.jsonl"
+        if session_id and direct.is_file():  # the status line's stdin names the session and the project dir
+            return Located(session_id, direct)
     if agent == CLAUDE and session_id:
         direct = agent_homes(env)[CLAUDE] / "projects" / sanitize_cwd(cwd) / f"{session_id}.jsonl"
         if direct.is_file():

@@ -38,6 +38,15 @@ class JsonLine:
     value: object
 
 
+@dataclass(slots=True)
+class Cursor:
+    """Where a resumable read of a file stands: the byte offset after the last line read, and the
+    number of lines read, so a later read goes on from there with the same line numbers."""
+
+    offset: int = 0
+    lines: int = 0
+
+
 class NestedTooDeep(ValueError):
     """A JSON value nested deeper than Python's decoders go (the stdlib recurses once per level).
 
@@ -205,6 +214,8 @@ def iter_json_lines(
     recover: Callable[[str], list] | None = None,
     start: int = 0,
     ignore_types: frozenset[str] = frozenset(),
+    cursor: Cursor | None = None,
+    whole_lines_only: bool = False,
 ) -> Iterator[JsonLine]:
     """Parsed values of each non-blank line; problems go to `issues`.
 
@@ -214,11 +225,20 @@ def iter_json_lines(
     `{"type":"<one of them>` is validated without building its value, and left
     out when it is a valid UTF-8 JSON object whose (last) `type` is one of them;
     any other outcome takes the ordinary path, so only the unused values are missed.
+    `cursor`: start there (not at `start`) and advance it past every newline-terminated line read.
+    `whole_lines_only`: stop before a last line without its newline (the agent may be writing it),
+    so a resumed read takes it whole next time.
     """
     prefixes = tuple(b'{"type":"' + kind.encode() for kind in ignore_types)
-    number = 0
+    number = cursor.lines if cursor is not None else 0
+    if cursor is not None:
+        start = cursor.offset
     for offset, buffer, view, begin, end, terminated, _ in iter_line_spans(path, start=start, check_utf8=False):
+        if whole_lines_only and not terminated:
+            break
         number += 1
+        if cursor is not None and terminated:
+            cursor.offset, cursor.lines = offset + end - begin + 1, number
         if prefixes and buffer.startswith(prefixes, begin, end) and _ignored(view[begin:end], ignore_types):
             continue
         try:

@@ -34,18 +34,17 @@ class ScanRequest:
     files: list[Path]
     path_style: str = "short"
     options: object = None  # assemble.ReportOptions shared by every job
-    engine: str = "local"
-    workers: int | None = None
-    scheduler: str | None = None
+    engine: object = None  # an opened engine (engines.open_engine); None: the local pool on all cores
 
 
 def scan(store: Store, request: ScanRequest) -> ScanSummary:
     summary = ScanSummary()
-    scan_id = store.begin_scan(request.engine)
+    engine = request.engine or _local_pool()
+    scan_id = store.begin_scan(engine.name)
     known = store.known_files()
     try:
         jobs, prints, archive_of = _plan(store, request, known, summary, scan_id)
-        for outcome in _engine(request, jobs):
+        for outcome in engine.run(jobs):
             summary.counts["results_written"] += store.write(outcome, prints.get(outcome.key), scan_id,
                                                              archive_of.get(outcome.key))
             if outcome.status == SKIPPED:
@@ -59,12 +58,10 @@ def scan(store: Store, request: ScanRequest) -> ScanSummary:
     return summary
 
 
-def _engine(request: ScanRequest, jobs: list[FileJob]):
-    from doctor.triage import engines
+def _local_pool():
+    from doctor.triage.engines import LocalPool
 
-    if request.engine == "dask":
-        return engines.run_dask(jobs, request.scheduler)
-    return engines.run_local(jobs, request.workers)
+    return LocalPool()
 
 
 def _plan(store: Store, request: ScanRequest, known: dict, summary: ScanSummary, scan_id: int):

@@ -88,6 +88,36 @@ def test_a_huge_first_record_of_a_codex_rollout_is_still_recognised(tmp_path, ca
     assert figures(report) == figures(memory_json(capsys, SESSIONS["codex"])[1])
 
 
+GEMINI_LEGACY = sorted((RECORDINGS.parent / "fixtures" / "public" / "gemini-cli").glob("*.json"))
+
+
+@pytest.mark.parametrize("path", sorted(RECORDINGS.rglob("meta.json")), ids=lambda p: str(p.relative_to(RECORDINGS)))
+def test_a_recordings_metadata_file_is_not_a_session(path, capsys):
+    """Every recording's meta.json (a Qwen one carries sessionId and projectHash, like a Gemini
+    ConversationRecord) is refused: one line naming the file, exit 2, nothing on stdout."""
+    code = cli.main(["memory", str(path)])
+    out, err = capsys.readouterr()
+    assert code == 2 and out == ""
+    assert err.count("\n") == 1 and str(path) in err and "unknown session format" in err, err
+
+
+@pytest.mark.parametrize("path", GEMINI_LEGACY, ids=lambda p: p.name)
+def test_a_pretty_printed_gemini_session_with_a_huge_first_message_is_still_recognised(path, tmp_path, capsys):
+    """Legacy ConversationRecords are pretty-printed: the sniffer outlines the head of the document, and
+    the session keys come before `messages`, however long the first message is."""
+    document = json.loads(path.read_text())
+    assert isinstance(document["messages"][0]["content"], (str, list))
+    document["messages"][0]["content"] = [{"text": LOG}]
+    copy = tmp_path / path.name
+    copy.write_text(json.dumps(document, indent=2, ensure_ascii=False))
+    assert copy.read_bytes().find(b'"messages"') < sniffing.HEAD_BYTES < copy.stat().st_size
+    code, report, err = memory_json(capsys, copy)
+    assert code in (0, 1, 3), err
+    original = memory_json(capsys, path)[1]
+    assert report["source"]["agent"] == "gemini"
+    assert report["toolResultRetention"] == original["toolResultRetention"]
+
+
 def test_detection_does_not_hold_a_huge_first_line_in_memory(tmp_path):
     path = with_big_first_prompt(SESSIONS["qwen"], tmp_path)
     big = path.read_bytes()

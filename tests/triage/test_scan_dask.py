@@ -42,6 +42,16 @@ def test_an_unreachable_scheduler_is_one_line(capsys, tmp_path: Path) -> None:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]  # bound, then closed: nothing listens there
-    code, _, err = scan(capsys, tmp_path / "t.duckdb", "--engine", "dask", "--scheduler", f"tcp://127.0.0.1:{port}",
+    db = tmp_path / "t.duckdb"
+    code, _, err = scan(capsys, db, "--engine", "dask", "--scheduler", f"tcp://127.0.0.1:{port}",
                         RECORDINGS / "qwen" / "errors")
     assert code == 2 and err.count("\n") == 1 and "cannot reach the Dask scheduler" in err
+    assert list(tmp_path.iterdir()) == [tmp_path / "home"], "no database file (nor its WAL) was created"
+
+    assert scan(capsys, db, RECORDINGS / "qwen" / "errors" / "session.jsonl")[0] == 0
+    scans = table(db, "SELECT count(*) FROM scans")
+    code, _, err = scan(capsys, db, "--engine", "dask", "--scheduler", f"tcp://127.0.0.1:{port}",
+                        RECORDINGS / "qwen" / "multi-turn")
+    assert code == 2 and "cannot reach the Dask scheduler" in err
+    assert table(db, "SELECT count(*) FROM scans") == scans, "an existing database gets no scans row"
+    assert table(db, "SELECT count(*) FROM files WHERE path LIKE '%multi-turn%'") == [(0,)]

@@ -7,6 +7,7 @@ file (the scan must agree with the per-session report it is built from).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
 import tarfile
@@ -116,6 +117,21 @@ def test_unknown_files_are_recorded_with_their_reason(capsys, tmp_path: Path) ->
     assert "Skipped files" in out and "unknown session format" in out
 
 
+def test_recordings_metadata_files_are_skipped_not_read_as_sessions(corpus_db: Path) -> None:
+    """A recording's meta.json is not a session of any agent (a Qwen one has sessionId and projectHash,
+    as a Gemini ConversationRecord has): the scan records it as skipped with the reason, and the only
+    Gemini sessions are the real Gemini files."""
+    metadata = sorted(RECORDINGS.rglob("meta.json"))
+    assert any("qwen" in str(path) for path in metadata)
+    rows = table(corpus_db, "SELECT status, reason FROM files WHERE path LIKE '%/meta.json'")
+    assert len(rows) == len(metadata)
+    assert all(status == "skipped" and reason.startswith("unknown session format") for status, reason in rows), rows
+    assert table(corpus_db, "SELECT count(*) FROM sessions WHERE path LIKE '%meta.json'")[0][0] == 0
+    gemini = [p for p in all_sources() if {RECORDINGS / "gemini", FIXTURES / "gemini-cli"} & set(p.parents)]
+    assert len(gemini) >= 5
+    assert table(corpus_db, "SELECT count(*) FROM sessions WHERE agent = 'gemini'")[0][0] == len(gemini)
+
+
 def test_rescan_skips_unchanged_files_and_appends_to_grown_ones(capsys, tmp_path: Path) -> None:
     source = RECORDINGS / "qwen" / "multi-turn" / "session.jsonl"
     lines = source.read_bytes().splitlines(keepends=True)
@@ -187,11 +203,17 @@ def test_archives_and_pasted_reports_fill_the_same_rows(capsys, tmp_path: Path) 
     assert table(pasted, f"SELECT {keep} FROM sessions WHERE results_complete ORDER BY agent") == expected
     assert table(pasted, "SELECT source, tool_results, results_complete FROM sessions WHERE NOT results_complete") == \
         [("report", expected[-1][6], False)]
-    # Claude's project is the folder the file sits in, which an archive does not keep: compare the rest.
-    unplaced = keep.replace("project_hash, ", "")
-    packed_rows = table(packed, f"SELECT {unplaced} FROM sessions ORDER BY agent, path")
-    expected = table(direct, f"SELECT {unplaced} FROM sessions ORDER BY agent")
+    packed_rows = table(packed, f"SELECT {keep} FROM sessions ORDER BY agent, path")
     assert sorted(packed_rows) == sorted([*expected, expected[-1]])  # qwen twice: the session and its report
+    # The project hash is the recorded working directory's, wherever the file sits (an archive member too;
+    # a report pasted without --results carries none).
+    for source, agent in ((session, "qwen"), (claude, "claude")):
+        cwd = next(record["cwd"] for record in map(json.loads, source.read_text().splitlines()) if "cwd" in record)
+        digest = hashlib.sha256(cwd.encode()).hexdigest()[:16]
+        for db in (direct, pasted, packed):
+            assert {row[0] for row in table(db, f"SELECT project_hash FROM sessions WHERE agent = '{agent}' "
+                                               f"AND results_complete")} == \
+                {digest}, (db, agent)
     results = ", ".join(f"r.{column}" for column in RESULT_COLUMNS)
     for other in (pasted, packed):
         for agent in ("qwen", "claude"):

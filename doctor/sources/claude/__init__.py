@@ -44,6 +44,16 @@ def sniff(path: Path, head: bytes) -> bool:
 def read(path: Path) -> LoadedSession:
     path = Path(path)
     file = read_claude_file(path)
+    session = session_from_file(file)
+    if not file.is_sidechain_file:
+        session.meta["subagents"] = [_subagent_row(agent, session) for agent in _subagent_files(path)]
+    return session
+
+
+def session_from_file(file: ClaudeFile) -> LoadedSession:
+    """The session of one file read to its end (`doctor statusline` gets it from a resumed read;
+    without the subagents' figures, which are separate files and never in this history)."""
+    path = file.path
     contents = file.thread.contents
     session = LoadedSession(
         agent=NAME,
@@ -59,8 +69,6 @@ def read(path: Path) -> LoadedSession:
         meta=_meta(file),
     )
     _add_thread_side_channels(file, session)
-    if not file.is_sidechain_file:
-        session.meta["subagents"] = [_subagent_row(agent, session) for agent in _subagent_files(path)]
     return session
 
 

@@ -21,7 +21,7 @@ from doctor.sources.claude.blocks import assistant_parts, user_parts
 from doctor.sources.claude_codex_common import CallNames, result_text, text_chars
 from doctor.sources.claude.spill import is_persisted_stub, persisted_output, spill_roots
 from doctor.sources.claude.thread import ClaudeThread
-from doctor.sources.jsonl import iter_json_lines
+from doctor.sources.jsonl import Cursor, iter_json_lines
 
 TOOL_USE_RESULT = "toolUseResult"
 PROGRESS = "progress"
@@ -64,31 +64,55 @@ class ClaudeFile:
 
 def read_claude_file(path: Path) -> ClaudeFile:
     """Read `path` (never writing to it) into a ClaudeFile."""
-    file = ClaudeFile(path)
-    seen_uuids: set[str] = set()
-    result_lines: dict[str, int] = {}
-    for line in iter_json_lines(path, file.issues, ignore_types=UNREAD_RECORD_TYPES):
-        record = line.value
-        if not isinstance(record, dict):
-            file.issues.append(SourceIssue(path, line.number, "record is not a JSON object; skipped"))
-            continue
-        kind = record.get("type")
-        if kind in ("user", "assistant"):
-            uuid = record.get("uuid")
-            if isinstance(uuid, str):
-                if uuid in seen_uuids:
-                    file.issues.append(SourceIssue(path, line.number, f"duplicate record uuid {uuid}; the first copy is kept", "note"))
-                    continue
-                seen_uuids.add(uuid)
-            _take_message(file, record, line.number, result_lines)
-        elif kind == "system":
-            _take_system(file, record)
-        elif kind == PROGRESS:
-            file.side(PROGRESS).add(text_chars(record.get("data")))
-        elif kind == ATTACHMENT:
-            file.side(ATTACHMENT).add(text_chars(record.get("attachment")))
-    file.names.resolve(path, file.issues, "tool_result for tool_use")
-    return file
+    reader = ClaudeFileReader(path)
+    reader.feed()
+    return reader.finish()
+
+
+class ClaudeFileReader:
+    """The single pass, resumable: `feed` reads on from where the last `feed` stopped.
+
+    `doctor statusline` keeps one of these (pickled) per transcript and feeds it only the lines
+    appended since, so its state is everything the pass needs to go on: the file so far, the
+    uuids and result lines seen, and the cursor. `finish` names results whose call came later
+    and must be the last call: it changes the file it returns.
+    """
+
+    def __init__(self, path: Path):
+        self.file = ClaudeFile(path)
+        self.cursor = Cursor()
+        self._seen_uuids: set[str] = set()
+        self._result_lines: dict[str, int] = {}
+
+    def feed(self, *, whole_lines_only: bool = False) -> None:
+        """Read the lines from the cursor on (see `iter_json_lines` for `whole_lines_only`)."""
+        file = self.file
+        path, seen_uuids, result_lines = file.path, self._seen_uuids, self._result_lines
+        for line in iter_json_lines(path, file.issues, ignore_types=UNREAD_RECORD_TYPES, cursor=self.cursor,
+                                   whole_lines_only=whole_lines_only):
+            record = line.value
+            if not isinstance(record, dict):
+                file.issues.append(SourceIssue(path, line.number, "record is not a JSON object; skipped"))
+                continue
+            kind = record.get("type")
+            if kind in ("user", "assistant"):
+                uuid = record.get("uuid")
+                if isinstance(uuid, str):
+                    if uuid in seen_uuids:
+                        file.issues.append(SourceIssue(path, line.number, f"duplicate record uuid {uuid}; the first copy is kept", "note"))
+                        continue
+                    seen_uuids.add(uuid)
+                _take_message(file, record, line.number, result_lines)
+            elif kind == "system":
+                _take_system(file, record)
+            elif kind == PROGRESS:
+                file.side(PROGRESS).add(text_chars(record.get("data")))
+            elif kind == ATTACHMENT:
+                file.side(ATTACHMENT).add(text_chars(record.get("attachment")))
+
+    def finish(self) -> ClaudeFile:
+        self.file.names.resolve(self.file.path, self.file.issues, "tool_result for tool_use")
+        return self.file
 
 
 def _take_message(file: ClaudeFile, record: dict, number: int, result_lines: dict[str, int]) -> None:

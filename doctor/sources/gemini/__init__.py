@@ -21,7 +21,7 @@ otherwise it, like every `resultDisplay`, is a side-channel copy.
 
 from __future__ import annotations
 
-import re
+import io
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,6 +34,7 @@ from doctor.sources.base import (
     open_session_file,
 )
 from doctor.sources.jsonl import iter_json_lines, loads
+from doctor.sources.sniffing import outline_values
 
 NAME = "gemini"
 FORMAT_LEGACY = "gemini-cli-json"
@@ -43,18 +44,30 @@ UI_DISPLAY = "ui-display"
 TOOL_CALL_RESULT_COPY = "toolCalls-result"
 
 _NOT_SENT_TYPES = frozenset({"info", "error", "warning"})
-_METADATA_KEYS = re.compile(rb'"sessionId"\s*:.*?"projectHash"\s*:|"projectHash"\s*:.*?"sessionId"\s*:', re.S)
 
 
-def sniff(path: Path, head: bytes) -> bool:
-    """A ConversationRecord: `sessionId` and `projectHash` near the top of a JSON object."""
+# What the CLI's ChatRecordingService writes first, in every session file it creates (0.61.0: the
+# JSONL metadata line; the legacy ConversationRecord begins with the same keys, then `messages`).
+# sessionId + projectHash alone are not enough: other agents' files carry those two too (a Qwen
+# recording's meta.json has both).
+_SESSION_KEYS = ("sessionId", "projectHash", "startTime", "lastUpdated")
+
+
+def sniff(path: Path, head) -> bool:
+    """A ConversationRecord: a JSON object opening with the session keys the CLI always writes."""
     text = head.bytes.lstrip()
     if not text.startswith(b"{"):
         return False
-    (record,) = head.values(1) or [None]  # None: pretty-printed legacy JSON, the keys follow on later lines
-    if isinstance(record, dict):
-        return isinstance(record.get("sessionId"), str) and isinstance(record.get("projectHash"), str)
-    return _METADATA_KEYS.search(text[:4096]) is not None
+    (record,) = head.values(1) or [None]
+    if not isinstance(record, dict):  # pretty-printed legacy JSON: outline what the head holds of it
+        (record,) = outline_values(io.BytesIO(head.bytes), 1) or [None]
+    return _is_session_record(record)
+
+
+def _is_session_record(record: object) -> bool:
+    if not isinstance(record, dict) or not all(isinstance(record.get(key), str) for key in _SESSION_KEYS):
+        return False
+    return "messages" not in record or isinstance(record["messages"], list)
 
 
 @dataclass
