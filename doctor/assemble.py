@@ -113,7 +113,7 @@ def report_for_session(session: LoadedSession, options: ReportOptions, *, spill=
     rules = agent_rules(session, options)
     if rules is not None:
         resolved = ResolvedSettings(rules, resolved.image_token_estimate, resolved.info, rules)
-    analysis, unavailable = analyse(session.history_to_measure(), session.ui_history, resolved)
+    analysis, unavailable = analyse(session.history_to_measure(), session.ui_history_to_measure(), resolved)
     return MemoryReport(
         source=SourceInfo(
             kind="file",

@@ -56,7 +56,8 @@ def _summary(path: Path, *, measured: bool) -> dict:
     session = qwen.read(path)
     budgets = resolve_settings(ReportOptions(use_default_settings_files=False, env={}), None).budgets
     history = session.history_to_measure() if measured else session.history()
-    analysis = analyze_tool_result_retention(history, ui_history=session.ui_history, budgets=budgets)
+    ui_history = session.ui_history_to_measure() if measured else session.ui_history
+    analysis = analyze_tool_result_retention(history, ui_history=ui_history, budgets=budgets)
     return {
         "stats": analysis.stats,
         "rows": list(analysis.results),
@@ -105,6 +106,13 @@ def test_long_outputs_are_measured_not_decoded(monkeypatch) -> None:
     exact = [p["functionResponse"]["response"].get("output") for c in session.history()
              for p in c["parts"] if "functionResponse" in p]
     assert not any(type(o) is MeasuredText for o in exact)
+    displays = [tool["resultDisplay"] for item in session.ui_history_to_measure() if item["type"] == "tool_group"
+                for tool in item["tools"]]
+    texts = [d for d in displays if type(d) is MeasuredText] + [d[k] for d in displays if type(d) is dict
+                                                                 for k in ("text", "output") if type(d.get(k)) is MeasuredText]
+    assert texts and all(len(t) < t.js_length for t in texts)
+    assert not any(type(tool["resultDisplay"]) is MeasuredText for item in session.ui_history
+                   if item["type"] == "tool_group" for tool in item["tools"])
 
 
 # Text that stresses the byte counters: escapes, controls, accents, CJK, astral, lone surrogates.
@@ -133,7 +141,7 @@ def _tool_result_lines(lines: list[bytes]) -> list[int]:
 
 
 _MASKED_POINTER = "\nOutput too large. Full output available at: /tmp/doctor-test/masked/output.txt"
-OPS = 12
+OPS = 15
 
 
 def _mutate(lines: list[bytes], rng: random.Random, text: str, op: int | None = None) -> list[bytes]:
@@ -175,6 +183,15 @@ def _mutate(lines: list[bytes], rng: random.Random, text: str, op: int | None = 
     elif op == 11 and type(response) is dict:  # Gemini's masking notice: its pointer comes last, past any head
         response["output"] = "<tool_output_masked>\n" + long + "x" * 9000 + _MASKED_POINTER
         lines[index] = _dump(record, rng)
+    elif op in (12, 13) and type(record.get("toolCallResult")) is dict:  # a long display: a string, a shell result
+        shell = {"type": "shell_result", "version": 1, "text": long, "output": long if rng.random() < 0.5 else long[::-1],
+                 "directory": "/tmp", "exitCode": 0, "signal": None, "pid": 7, "error": None, "outcome": "completed",
+                 "truncated": False, "notices": [], "outputFiles": []}
+        record["toolCallResult"]["resultDisplay"] = long if op == 12 else shell
+        lines[index] = _dump(record, rng)
+    elif op == 14 and isinstance(record.get("toolCallResult"), dict) and isinstance(record["toolCallResult"].get("callId"), str):
+        old = json.dumps(record["toolCallResult"]["callId"]).encode()  # a call id long enough to be shortened
+        lines = [line.replace(old, json.dumps("call-" + "7" * 400).encode()) for line in lines]
     elif record is not None:  # re-serialised with the keys reversed and a long prompt-like output
         if type(response) is dict:
             response["output"] = long

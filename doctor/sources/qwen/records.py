@@ -88,8 +88,21 @@ class HistoryFields(msgspec.Struct):
     goalContext: msgspec.Raw = _ABSENT
 
 
+class UiRecordFields(msgspec.Struct):
+    """What the UI history reads from a tool_result record: its `toolCallResult`, raw."""
+
+    type: Any = None
+    toolCallResult: msgspec.Raw = _ABSENT
+
+
+class UiResultFields(msgspec.Struct):
+    resultDisplay: msgspec.Raw = _ABSENT
+
+
 INDEX_DECODER = msgspec.json.Decoder(IndexFields)
 SHELL_DISPLAY_DECODER = msgspec.json.Decoder(ShellDisplay)
+UI_RECORD_DECODER = msgspec.json.Decoder(UiRecordFields)
+UI_RESULT_DECODER = msgspec.json.Decoder(UiResultFields)
 HISTORY_DECODER = msgspec.json.Decoder(HistoryFields)
 FAST_ERRORS = (msgspec.DecodeError, msgspec.ValidationError, ValueError, RecursionError)  # deep: the exact path says
 

@@ -29,6 +29,9 @@ from doctor.sources.jsonl import is_valid_utf8, iter_mapped_lines
 from doctor.sources.qwen.records import (
     FAST_ERRORS,
     INDEX_DECODER,
+    SHELL_DISPLAY_DECODER,
+    UI_RECORD_DECODER,
+    UI_RESULT_DECODER,
     NON_CONVERSATION_SUBTYPES,
     RECORD_TYPES,
     history_record,
@@ -348,6 +351,19 @@ def _long_output(buffer, view: memoryview, start: int, stop: int, shortened: Sho
     return at - start, span[0] - start, span[1]
 
 
+def _measured_text(line: bytes, shortened: ShortenedLine, token) -> MeasuredText | None:
+    """The string `scan_line` replaced by the "" `token` as a MeasuredText; None when the ""
+    was real. Raises ValueError when its head cannot be decoded from the bytes."""
+    units = shortened.units_at(token) if token else None
+    if units is None:
+        return None
+    start = shortened.span(token)[0]
+    head = token_head(line[start : start + _HEAD_BYTES])
+    if head is None:
+        raise ValueError("no head")
+    return MeasuredText(head, units)
+
+
 def _empty_strings(value: object) -> int:
     """How many "" values `value` holds (counting stops at 2): one means the spliced one."""
     count = 0
@@ -472,19 +488,78 @@ class ChainRecords:
     def __len__(self) -> int:
         return len(self.chain)
 
-    def iter_records(self, start: int = 0, *, skip=None) -> Iterator[tuple[int, dict | None]]:
+    def iter_records(self, start: int = 0, *, skip=None, measured: bool = False) -> Iterator[tuple[int, dict | None]]:
         """(id, merged record) for chain positions from `start`; None for ids `skip(id)` accepts.
 
         Skipped ids are not read, which is how the history rebuild avoids
-        parsing the telemetry records it would ignore anyway.
+        parsing the telemetry records it would ignore anyway. `measured`: for the
+        UI history's measuring only, a tool_result record is just its type and
+        `toolCallResult`, long display strings as MeasuredText (`_measured_tool_result`).
         """
+        tool_result = _TYPE_CODES["tool_result"]
+        types = self.index._type
         with self._reopen() as handle:
+            fd = handle.fileno()
             for position in range(start, len(self.chain)):
                 ident = self.chain[position]
                 if skip is not None and skip(ident):
                     yield ident, None
                     continue
+                if measured and types[ident] == tool_result:
+                    record = self._measured_tool_result(fd, ident)
+                    if record is not None:
+                        yield ident, record
+                        continue
                 yield ident, self._merged(handle, ident)
+
+    def _measured_tool_result(self, fd: int, ident: int) -> dict | None:
+        """{type, toolCallResult} of a one-record tool_result line, its display's long strings
+        (a string display, a shell result's text and output) as MeasuredText; None to read it whole.
+
+        The line is shortened by `scan_line` and only `toolCallResult` is decoded. Every string
+        the scan replaced inside it must be one of those display strings, else (a long callId,
+        an error text) the record is read whole.
+        """
+        index = self.index
+        length = index._length[ident]
+        if length < 0 or ident in index._extra_fragments or ident in index._position:
+            return None
+        line = os.pread(fd, length, index._offset[ident])
+        scanned = scan_line(line, 0, len(line), SHORTEN_FROM)
+        if scanned is None or scanned[0] is None:
+            return None
+        shortened = ShortenedLine(scanned[0], scanned[1], 0)
+        try:
+            fields = UI_RECORD_DECODER.decode(shortened.text)
+            raw = fields.toolCallResult
+            if fields.type != "tool_result" or not raw or memoryview(raw)[0] != 0x7B:
+                return None
+            result = _orjson_loads(memoryview(raw))
+            display_raw = UI_RESULT_DECODER.decode(raw).resultDisplay
+            display = result.get("resultDisplay")
+            replaced = 0
+            if display == "":
+                texts = {None: display_raw}
+            elif type(display) is dict and (display.get("text") == "" or display.get("output") == ""):
+                shell = SHELL_DISPLAY_DECODER.decode(display_raw)
+                texts = {key: getattr(shell, key) for key in ("text", "output") if display.get(key) == ""}
+            else:
+                texts = {}
+            for key, token in texts.items():
+                text = _measured_text(line, shortened, token)
+                if text is None:
+                    continue  # a real ""
+                if key is None:
+                    result["resultDisplay"] = text
+                else:
+                    display[key] = text
+                replaced += 1
+        except FAST_ERRORS:
+            return None
+        start, stop = shortened.span(raw)
+        if replaced != sum(1 for _, begin, _, _ in shortened.spans if start <= begin < stop):
+            return None
+        return {"type": "tool_result", "toolCallResult": result}
 
     def iter_history_records(self, start: int, skip_kind: int, *, measured: bool = False) -> Iterator[tuple[int, dict]]:
         """(id, record) for chain positions from `start` whose kind is not `skip_kind`.
