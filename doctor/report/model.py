@@ -84,6 +84,10 @@ class MemoryReport:
         """--budgets qwen on another agent's session."""
         return self.rules is None and self.source.agent in AGENTS_WITH_RULES
 
+    def layer_term(self, layer: str) -> str:
+        """The layer that bounded a result, in the words of the agent whose rules judged it."""
+        return self.rules.layer_term(layer) if self.rules is not None else layer
+
     def rules_json(self) -> dict:
         if self.rules is not None:
             data = self.rules.to_json()
