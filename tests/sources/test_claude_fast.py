@@ -70,12 +70,13 @@ def test_mutated_copies_read_the_same_fast_and_exact(source: Path, seed: int, te
     b'{"type":"progress","data":{"output":"a\\ud800b"}}',
     b'{"type":"user","message":' + b"[" * 100_000 + b"]" * 100_000 + b"}",  # msgspec: RecursionError
     b'{"type":"user","uuid":"d","message":{"content":"x"},"toolUseResult":' + b"[" * 1000 + b"]" * 1000 + b"}",
+    b'{"type":"assistant","uuid":"f","message":{"id":"m2","content":[{"type":1.5},{"type":["x"]},{"type":{}}]}}',
     b'{"typ\\u0065":"assistant","uuid":"a","message":{"id":"m","content":[{"type":"text","text":"hi"}]}}',
 ], ids=lambda line: repr(line[:48]) + f"…{len(line)}")
 def test_lines_the_decoders_disagree_on(line: bytes, mode: str, monkeypatch, tmp_path: Path) -> None:
     """Hand-made lines for the corners: a 320-digit number (msgspec accepts it, orjson refuses it) beside a
     raw copy and beside a tool input holding a >64-bit integer, such integers alone (orjson makes them floats,
-    msgspec ints), key-like values, lone surrogates, escaped keys, nesting too deep for msgspec only or for all."""
+    msgspec ints), key-like values, lone surrogates, escaped keys, nesting too deep for msgspec only or for all, block types that are not strings (once a crash)."""
     path = tmp_path / "s.jsonl"
     path.write_bytes(b'{"type":"user","uuid":"0","sessionId":"s","message":{"role":"user","content":"go"}}\n' + line + b"\n")
     _agree(path, monkeypatch, mode)

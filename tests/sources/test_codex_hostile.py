@@ -1,12 +1,10 @@
-"""The fast read of a Codex rollout gives exactly what the exact read gives.
+"""The Codex reader reads hostile rollouts without crashing: tricky text, fields of any type.
 
-The exact read decodes every line fully (`jsonl.line_values`) as the reader
-always did; the fast read decodes each enveloped line with a typed msgspec
-Struct, measures event_msg output copies from their raw JSON tokens and builds
-only the payloads it keeps. Both run on every committed Codex recording and
-public fixture and on mutated copies (tests/sources/differential.py and the
-hardening fuzzer's edits), with the C accelerator and without it (every line by
-the exact path), and must agree on the whole session.
+Mutated copies of every committed Codex recording and public fixture
+(tests/sources/differential.py and the hardening fuzzer's edits) and hand-made
+corner lines must read into a session (with issues for what was skipped), never
+raise: an item type or call id that is an object, array or number once crashed
+the reader (exit 4).
 """
 
 from __future__ import annotations
@@ -20,9 +18,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from doctor.sources import codex
-from doctor.sources.codex import lines
 from tests.hardening.mutations import EDITS, apply
-from tests.sources.differential import EXAMPLES, MODES, TRICKY_TEXT, agree, check_fast_path_use, mutated_lines
+from tests.sources.differential import EXAMPLES, TRICKY_TEXT, mutated_lines, summary
 
 ROOT = Path(__file__).resolve().parents[1]
 FILES = sorted((ROOT / "recordings" / "codex").glob("*/home/.codex/sessions/*/*/*/rollout-*.jsonl")) + sorted(
@@ -32,32 +29,24 @@ KEYS = ["type", "payload", "item", "aggregated_output", "stdout", "stderr", "for
 EVENT = b'{"timestamp":"t","type":"event_msg","payload":'
 
 
-def _agree(path: Path, monkeypatch, mode: str) -> int:
-    return agree(codex, lines, "fast_line", path, monkeypatch, mode)
-
-
-@pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
-def test_recordings_read_the_same_fast_and_exact(path: Path, mode: str, monkeypatch) -> None:
-    check_fast_path_use(_agree(path, monkeypatch, mode), path, mode)
+def test_recordings_read(path: Path) -> None:
+    assert "'tool_results'" in summary(codex, path)
 
 
-@pytest.mark.parametrize("mode", MODES)
 @settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(source=st.sampled_from(FILES), seed=st.integers(0, 2**32), text=TRICKY_TEXT,
        edits=st.lists(EDITS, max_size=2))
-def test_mutated_copies_read_the_same_fast_and_exact(source: Path, seed: int, text: str, edits, mode: str,
-                                                      monkeypatch) -> None:
+def test_mutated_copies_read(source: Path, seed: int, text: str, edits) -> None:
     data = mutated_lines(source.read_bytes(), random.Random(seed), text, KEYS)
     for edit in edits:
         data = apply(data, edit)
     with tempfile.TemporaryDirectory() as scratch:
         path = Path(scratch) / source.name
         path.write_bytes(data)
-        _agree(path, monkeypatch, mode)
+        summary(codex, path)
 
 
-@pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("line", [
     EVENT + b'{"type":"exec_command_end","stdout":"\\u00e9\\ud83d\\ude00\\"\\\\ \\n","stderr":7,"aggregated_output":null}}',
     EVENT + b'{"type":"item_completed","item":{"type":"CommandExecution","aggregated_output":"a\\tb","stdout":["x"]}}}',
@@ -84,13 +73,13 @@ def test_mutated_copies_read_the_same_fast_and_exact(source: Path, seed: int, te
     b'{"id":"legacy","timestamp":"t","instructions":"i"}',
     b'{"type":"function_call","call_id":"c","name":"bare"}',
 ], ids=lambda line: repr(line[:60]) + f"…{len(line)}")
-def test_lines_the_decoders_disagree_on(line: bytes, mode: str, monkeypatch, tmp_path: Path) -> None:
-    """Hand-made lines for the corners: output fields of other types, items that are not objects,
-    payloads that are null or lists, a type given twice (the last wins), big and huge numbers,
-    lone surrogates, nesting too deep, legacy bare lines; item types and call ids that are objects,
-    arrays or numbers (the reader once crashed on them)."""
+def test_corner_lines_read(line: bytes, tmp_path: Path) -> None:
+    """Output fields of other types, items that are not objects, payloads that are null or lists, a
+    type given twice, big and huge numbers, lone surrogates, nesting too deep, legacy bare lines; item
+    types and call ids that are objects, arrays or numbers (the reader once crashed on them)."""
     path = tmp_path / "rollout-2026-01-01T00-00-00-x.jsonl"
     path.write_bytes(b'{"timestamp":"t","type":"session_meta","payload":{"id":"s","cwd":"/w"}}\n' + line + b"\n"
                      + b'{"timestamp":"t","type":"response_item","payload":{"type":"function_call_output",'
                        b'"call_id":"c","output":"done"}}\n')
-    _agree(path, monkeypatch, mode)
+    assert codex.read(path).session_id == "s"
+    summary(codex, path)
