@@ -48,9 +48,10 @@ def prepare(report: MemoryReport) -> ReportView:
     links = SpillLinks.of(report.spill)
     analysis = report.retention
     results = list(analysis.results) if analysis else []
-    rows = {str(result.ordinal): result_cells(result, links) for result in results}
+    term = report.layer_term
+    rows = {str(result.ordinal): result_cells(result, links, term) for result in results}
     filters = {str(result.ordinal): ResultFilterKey((result.tool or "").lower(), str(result.ordinal),
-                                                    (result.sentinel or "").lower(), bool(result.oversized))
+                                                    term(result.sentinel or "").lower(), bool(result.oversized))
                for result in results}
     prepared = prepared_rows(RESULTS_COLUMNS, rows)
     return ReportView(
@@ -58,7 +59,7 @@ def prepare(report: MemoryReport) -> ReportView:
         links=links,
         title=source_title(report),
         overview=overview_view(report),
-        tools=prepared_rows(TOOLS_COLUMNS, tool_cells(analysis)),
+        tools=prepared_rows(TOOLS_COLUMNS, tool_cells(analysis, term)),
         results=prepared,
         result_filters=tuple(filters[key] for key in prepared.keys),
         biggest_ordinal=analysis.largest(1)[0].ordinal if results else None,
