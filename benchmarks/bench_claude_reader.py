@@ -18,9 +18,11 @@ Usage: python benchmarks/bench_claude_reader.py [--mb 100] [--repeat 7] [--keep 
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import sys
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -76,22 +78,31 @@ def _ids(records: list[dict]) -> list[str]:
     return sorted(ids, key=len, reverse=True)
 
 
-def synthesise(target: Path, megabytes: int) -> int:
-    """Repeat the recording's records, realistic outputs, new ids, until `target` holds `megabytes` MB."""
+def copies() -> Iterator[str]:
+    """Endless copies of the recording as text: realistic outputs, fresh ids in each copy."""
     records = [json.loads(line) for line in SOURCE.read_text(encoding="utf-8").splitlines()]
     ids = _ids(records)
     texts = _Texts()
-    written = copies = 0
+    for number in itertools.count():
+        lines = [json.dumps(realistic(record, texts), ensure_ascii=False, separators=(",", ":")) for record in records]
+        chunk = "\n".join(lines) + "\n"
+        for original in ids:
+            chunk = chunk.replace(original, f"{original[:-6]}{number:06d}")
+        yield chunk
+
+
+def synthesise(target: Path, megabytes: int, chunks: Iterator[str] | None = None) -> int:
+    """Repeat the recording's records, realistic outputs, new ids, until `target` holds `megabytes` MB.
+    `chunks`: go on with these copies (bench_statusline appends the next one as one more turn)."""
+    chunks = chunks or copies()
+    written = count = 0
     with open(target, "w", encoding="utf-8") as handle:
         while written < megabytes * 1_000_000:
-            lines = [json.dumps(realistic(record, texts), ensure_ascii=False, separators=(",", ":")) for record in records]
-            chunk = "\n".join(lines) + "\n"
-            for original in ids:
-                chunk = chunk.replace(original, f"{original[:-6]}{copies:06d}")
+            chunk = next(chunks)
             handle.write(chunk)
             written += len(chunk.encode())
-            copies += 1
-    return copies
+            count += 1
+    return count
 
 
 def main() -> None:

@@ -15,7 +15,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from doctor.sources.discovery import CLAUDE, QWEN, agent_homes, find_sessions, sanitize_cwd
 
 
 @dataclass(frozen=True)
@@ -28,6 +27,9 @@ def locate(agent: str, session_id: str | None, cwd: Path, env: Mapping[str, str]
            transcript: Path | None = None) -> Located:
     if transcript is not None:
         return Located(session_id or transcript.stem, transcript if transcript.is_file() else None)
+    # Only now: with the transcript given (Claude's hooks and status line) discovery is not needed.
+    from doctor.sources.discovery import CLAUDE, QWEN, agent_homes, find_sessions, sanitize_cwd
+
     if agent == QWEN:
         session_id = session_id or env.get("QWEN_CODE_SESSION_ID") or None
         data = env.get("QWEN_CODE_PROJECT_DIR")

@@ -11,15 +11,16 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from doctor import __version__
 from doctor.core.analysis import RetentionAnalysis, ToolSummary
 from doctor.core.budgets import Budget
 from doctor.core.retention import ResultMeasure, whole_number
-from doctor.report.advice import advise
-from doctor.report.audit_summary import presented_audit_json
-from doctor.report.json_text import JsonText, json_text
 from doctor.report.paths import PATH_STYLES, present_path  # noqa: F401  (PATH_STYLES: public here too)
+
+if TYPE_CHECKING:
+    from doctor.report.json_text import JsonText
 
 SCHEMA_VERSION = 1
 # The reference whose budgets judge Qwen sessions, dumps, live hosts, and any session under --budgets qwen.
@@ -104,10 +105,17 @@ class MemoryReport:
 
     def to_json(self) -> JsonText:
         """The text `doctor memory --json` prints (indexing it like a dict still works, deprecated)."""
+        from doctor.report.json_text import json_text
+
         return json_text(self.to_dict())
 
     def to_dict(self) -> dict:
         """The `doctor memory --json` object (documented by schema/memory-report.schema.json)."""
+        # Imported here, not above: the status line and the hooks build reports they never print, and
+        # the advice pulls in the whole spill audit (thread pools, digests) at start-up.
+        from doctor.report.advice import advise
+        from doctor.report.audit_summary import presented_audit_json
+
         data: dict = {
             "schemaVersion": SCHEMA_VERSION,
             "generator": {"name": "doctor", "version": __version__},

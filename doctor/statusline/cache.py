@@ -1,9 +1,9 @@
 """One resumable reader state per transcript, in doctor's cache folder, trusted only while it matches.
 
-`<user cache dir>/doctor/statusline/<sha256 of agent and path>.pickle` holds the state, the
-byte offset it reached and two digests: of the file's first 4 KiB and of the 4 KiB before the
-offset. The state is used only when the file is still at least that long and both digests
-match; a truncated or rewritten transcript (or a state written by other code: the stamp covers
+`<user cache dir>/doctor/statusline/<hash of agent and path>.pickle` holds the state, the byte
+offset it reached and two marks: the file's first 4 KiB and the 4 KiB before the offset, as
+bytes (comparing 8 KiB costs less than importing hashlib). The state is used only when the file
+is still at least that long and both marks match; a truncated or rewritten transcript (or a state written by other code: the stamp covers
 doctor's version and the reader modules' sizes and times) starts again from byte 0. The folder
 is 0700 and each file 0600; a file another user could have written is never unpickled.
 Saving writes a temporary file and `os.replace`s it, so two status lines racing each leave a
@@ -12,16 +12,16 @@ whole index (the later one wins) and a reader never sees half a file.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import pickle
 import sys
+import zlib
 from pathlib import Path
 
 import doctor
 
 FORMAT = 1
-DIGEST_BYTES = 4096
+MARK_BYTES = 4096
 
 
 def cache_dir() -> Path:
@@ -31,7 +31,8 @@ def cache_dir() -> Path:
 
 
 def index_file(agent: str, transcript: Path) -> Path:
-    key = hashlib.sha256(f"{agent}\0{transcript}".encode("utf-8", "surrogateescape")).hexdigest()[:32]
+    name = f"{agent}\0{transcript}".encode("utf-8", "surrogateescape")
+    key = f"{zlib.crc32(name):08x}{zlib.adler32(name):08x}"  # a name, not a check: the path is in the file
     return cache_dir() / f"{key}.pickle"
 
 
@@ -43,14 +44,13 @@ def code_stamp() -> tuple:
             tuple((str(f.relative_to(root)), s.st_size, s.st_mtime_ns) for f in files for s in (f.stat(),)))
 
 
-def digests(handle, offset: int) -> tuple[str, str]:
-    """(head, before-offset) digests of an open transcript."""
+def marks(handle, offset: int) -> tuple[bytes, bytes]:
+    """(head, before-offset) bytes of an open transcript."""
     handle.seek(0)
-    head = handle.read(min(offset, DIGEST_BYTES))
-    start = max(0, offset - DIGEST_BYTES)
+    head = handle.read(min(offset, MARK_BYTES))
+    start = max(0, offset - MARK_BYTES)
     handle.seek(start)
-    tail = handle.read(offset - start)
-    return hashlib.sha256(head).hexdigest(), hashlib.sha256(tail).hexdigest()
+    return head, handle.read(offset - start)
 
 
 def load(agent: str, transcript: Path, stamp: tuple):
@@ -71,7 +71,7 @@ def load(agent: str, transcript: Path, stamp: tuple):
         with open(transcript, "rb") as handle:
             if not isinstance(offset, int) or os.fstat(handle.fileno()).st_size < offset:
                 return None  # truncated
-            if digests(handle, offset) != saved.get("digests"):
+            if marks(handle, offset) != saved.get("marks"):
                 return None  # rewritten
     except OSError:
         return None
@@ -82,10 +82,10 @@ def snapshot(state, transcript: Path, stamp: tuple) -> bytes | None:
     """The index file's bytes for `state` as it is now (None: the file changed under us)."""
     try:
         with open(transcript, "rb") as handle:
-            marks = digests(handle, state.offset)
+            found = marks(handle, state.offset)
     except OSError:
         return None
-    return pickle.dumps({"stamp": stamp, "path": str(transcript), "offset": state.offset, "digests": marks,
+    return pickle.dumps({"stamp": stamp, "path": str(transcript), "offset": state.offset, "marks": found,
                          "state": state}, protocol=pickle.HIGHEST_PROTOCOL)
 
 

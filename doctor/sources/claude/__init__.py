@@ -50,9 +50,11 @@ def read(path: Path) -> LoadedSession:
     return session
 
 
-def session_from_file(file: ClaudeFile) -> LoadedSession:
-    """The session of one file read to its end (`doctor statusline` gets it from a resumed read;
-    without the subagents' figures, which are separate files and never in this history)."""
+def session_from_file(file: ClaudeFile, *, details: bool = True) -> LoadedSession:
+    """The session of one file read to its end, without the subagents' figures (separate files, never
+    in this history). `doctor statusline` gets the file from a resumed read and asks for no
+    `details`: its meta then holds only what the retention figures depend on (the client version
+    and cwd), not the whole-file and compaction tallies or the persisted-output rows (a stat each)."""
     path = file.path
     contents = file.thread.contents
     session = LoadedSession(
@@ -66,7 +68,7 @@ def session_from_file(file: ClaudeFile) -> LoadedSession:
         project_dir=path.parent.parent.parent if path.parent.name == "subagents" else path.parent,
         spill_roots=spill_roots(path),
         started=file.started,
-        meta=_meta(file),
+        meta=_meta(file) if details else {"client_version": file.version, "cwd": file.cwd},
     )
     _add_thread_side_channels(file, session)
     return session
