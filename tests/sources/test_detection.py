@@ -13,7 +13,7 @@ import tracemalloc
 from pathlib import Path
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from doctor import cli
@@ -174,6 +174,7 @@ def test_deep_and_invalid_lines_outline_without_recursion():
 
 @given(st.lists(json_values, min_size=1, max_size=6), st.sampled_from([1, 7, 40]), st.sampled_from([1, 3, 64]),
        st.booleans())
+@example(values=[[None]], head_bytes=7, chunk=1, torn=False)  # the head ends on a line's end: read on past it
 def test_head_values_read_one_at_a_time_match_the_model(tmp_path_factory, values, head_bytes, chunk, torn):
     """A Head reads values as sniffers ask for them, parsing lines inside the head and resuming the
     outline from a byte offset past it; asked one by one or all at once, it gives the model's outline."""
