@@ -31,7 +31,8 @@ MAX_SCAN_BYTES = 64 << 20  # detection never reads more than this, whatever the 
 CHUNK = 1 << 16
 
 _STRING_STOP = re.compile(rb'["\\]')
-_STRUCTURE = re.compile(rb'["\[\]{}]')
+# What a skipped container holds between its brackets: anything but quotes and brackets, and whole strings.
+_SKIP_RUN = re.compile(rb'(?:[^"\[\]{}]++|"(?:[^"\\]++|\\.)*+")*+')
 _TOKEN = re.compile(rb"-?[0-9][0-9.eE+-]*|true|false|null")
 _WHITESPACE = b" \t\r\n"
 _TOKEN_LOOKAHEAD = 400  # longer numbers are cut (their outline is then invalid: fine for sniffing)
@@ -302,7 +303,7 @@ class _Scanner:
     def _skip_value(self) -> None:
         """Scan past one value without outlining it, however deep (no recursion).
 
-        Inside a container only quotes and brackets are looked at, found by C-speed searches; what lies
+        Inside a container only brackets and strings are looked at, by one regular expression; what lies
         between them is never outlined, so it is not checked: a dump's 5 MB one-line document is skipped
         in milliseconds, not seconds."""
         self._skip_ws_in_value()
@@ -317,15 +318,14 @@ class _Scanner:
         self.at += 1
         depth = 1
         while depth:
-            found = _STRUCTURE.search(self.buffer, self.at)
-            if found is None:
-                self.at = len(self.buffer)
+            self.at = _SKIP_RUN.match(self.buffer, self.at).end()  # past scalars, separators, whole strings
+            if self.at >= len(self.buffer):
                 if not self._fill():
                     raise _End
                 continue
-            self.at = found.end()
-            byte = self.buffer[found.start()]
-            if byte == ord('"'):
+            byte = self.buffer[self.at]
+            self.at += 1
+            if byte == ord('"'):  # a string the chunk cuts
                 self._skip_to_closing_quote()
             elif byte in b"[{":
                 depth += 1
