@@ -132,6 +132,14 @@ def _status(pid: int) -> dict:
         return {}
 
 
+def _cpu_seconds(pid: int) -> float:
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
+    except (OSError, ValueError, IndexError):
+        return 0.0
+
+
 def _cmdline(pid: int) -> str:
     try:
         return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
@@ -140,11 +148,12 @@ def _cmdline(pid: int) -> str:
 
 
 class MemoryWatch:
-    """Peak RSS (VmHWM) of every process under `root` while it runs, by role."""
+    """Peak RSS (VmHWM) and CPU time of every process under `root` while it runs, by role (as last seen)."""
 
     def __init__(self, root: int):
         self.root = root
         self.peaks: dict[int, tuple[str, int]] = {}
+        self.cpu: dict[int, tuple[str, float]] = {}
         self.stop = threading.Event()
         self.thread = threading.Thread(target=self._poll, daemon=True)
         self.thread.start()
@@ -169,6 +178,7 @@ class MemoryWatch:
                 if pid in tree:
                     role = self._role(pid, tree)
                     self.peaks[pid] = (role, max(tree[pid]["hwm_kb"], self.peaks.get(pid, ("", 0))[1]))
+                    self.cpu[pid] = (role, max(_cpu_seconds(pid), self.cpu.get(pid, ("", 0.0))[1]))
             self.stop.wait(0.2)
 
     def _role(self, pid: int, tree: dict) -> str:
@@ -182,12 +192,14 @@ class MemoryWatch:
             return "forkserver"
         return "worker"
 
-    def finish(self) -> dict[str, list[int]]:
+    def finish(self) -> dict[str, dict[str, list]]:
         self.stop.set()
         self.thread.join()
-        roles: dict[str, list[int]] = {}
-        for role, peak in self.peaks.values():
-            roles.setdefault(role, []).append(peak)
+        roles: dict[str, dict[str, list]] = {}
+        for pid, (role, peak) in self.peaks.items():
+            entry = roles.setdefault(role, {"hwm_kb": [], "cpu_s": []})
+            entry["hwm_kb"].append(peak)
+            entry["cpu_s"].append(round(self.cpu.get(pid, ("", 0.0))[1], 2))
         return roles
 
 
@@ -298,8 +310,10 @@ def main() -> None:
           f"single (load {scan['load']})", flush=True)
     print(f"  database: {results['scan']['counts']}", flush=True)
     memory = scan["memory"]
-    print("  peak RSS (VmHWM) MiB: " + ", ".join(f"{role} {max(peaks) / 1024:.0f} (of {len(peaks)})"
-                                                for role, peaks in sorted(memory.items())), flush=True)
+    print("  peak RSS (VmHWM) MiB: " + ", ".join(f"{role} {max(m['hwm_kb']) / 1024:.0f} (of {len(m['hwm_kb'])})"
+                                                for role, m in sorted(memory.items())), flush=True)
+    print("  CPU seconds (user + system, last seen): " + ", ".join(
+        f"{role} {sum(m['cpu_s']):.1f}" for role, m in sorted(memory.items())), flush=True)
 
     rescans = [timed(scan_command(pooled, corpus), env) for _ in range(3)]
     results["rescan"] = [r["seconds"] for r in rescans]
