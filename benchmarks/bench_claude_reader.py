@@ -1,135 +1,123 @@
-"""Claude reader speed and memory on a 100 MB session, beside a bare-parse baseline.
+"""Claude reader speed and memory on a 100 MB session, beside the bare msgspec baseline.
 
 The session is synthesised from the real big-outputs recording (Claude Code
 2.1.332): its records are repeated with fresh uuids, message ids and tool_use
 ids until the file reaches the target size, so the shapes (prompt snapshots,
-30 KB toolUseResult copies, persisted stubs) are the client's own.
+30 KB toolUseResult copies, persisted stubs, api-request copies) are the
+client's own. Tool outputs (tool_result contents and the toolUseResult copies'
+stdout, stderr and file content) are replaced by shell-like text of the same
+length (`realistic_text` of bench_qwen_reader: newlines, tabs, quotes,
+backslashes, ANSI colours, some accented, CJK and astral characters);
+persisted-output stubs are kept as the client wrote them. Written compactly
+with ensure_ascii=False, as Node's JSON.stringify does.
 
-Each measurement runs in a fresh subprocess (so ru_maxrss is that run's peak):
-- baseline: `orjson.loads` of every line, result discarded;
-- reader: `claude.read(path)` then `analyze_tool_result_retention(history())`.
-Both run REPEATS times, interleaved; medians are reported. Usage:
-    python benchmarks/bench_claude_reader.py [--mb 100] [--repeats 5]
+Measured by benchmarks/reader_bench.py (interleaved fresh subprocesses, medians).
+Usage: python benchmarks/bench_claude_reader.py [--mb 100] [--repeat 7] [--keep PATH] [--pure]
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
-import statistics
-import subprocess
 import sys
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_qwen_reader import _Texts  # noqa: E402  the same realistic text for every agent's benchmark
+from reader_bench import ROOT, compare  # noqa: E402
+
 SOURCE = next((ROOT / "tests/recordings/claude/big-outputs/home/.claude/projects").glob("*/*.jsonl"))
-RESULTS = ROOT / "benchmarks" / "RESULTS-claude-reader.md"
 ID_KEYS = ("uuid", "parentUuid", "sourceToolAssistantUUID", "promptId")
-
-BASELINE = """
-import orjson, resource, sys, time
-start = time.perf_counter()
-with open(sys.argv[1], "rb") as handle:
-    for line in handle:
-        if line.strip():
-            orjson.loads(line)
-elapsed = time.perf_counter() - start
-print(elapsed, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
-"""
-
-READER = """
-import resource, sys, time
-from pathlib import Path
-from doctor.core.analysis import analyze_tool_result_retention
-from doctor.sources import claude
-start = time.perf_counter()
-session = claude.read(Path(sys.argv[1]))
-analysis = analyze_tool_result_retention(session.history())
-elapsed = time.perf_counter() - start
-assert analysis.stats.tool_result_count > 0
-print(elapsed, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, analysis.stats.tool_result_count)
-"""
+STUB = "<persisted-output>"
+OUTPUT_FIELDS = ("stdout", "stderr", "content")
 
 
-def _renamed(text: str, copy: int, ids: list[str]) -> str:
-    for original in ids:
-        text = text.replace(original, f"{original[:-6]}{copy:06d}")
-    return text
+def _text(value: object, texts: _Texts) -> object:
+    if isinstance(value, str) and len(value) > 64 and not value.startswith(STUB):
+        return texts.take(len(value))
+    return value
 
 
-def synthesise(target: Path, megabytes: int) -> int:
-    """Repeat the recording's records with new ids until `target` holds `megabytes` MB."""
-    lines = SOURCE.read_text(encoding="utf-8").splitlines()
+def realistic(record: dict, texts: _Texts) -> dict:
+    """The record with its tool outputs replaced by realistic text of the same lengths."""
+    message = record.get("message")
+    if record.get("type") == "user" and isinstance(message, dict) and isinstance(message.get("content"), list):
+        blocks = []
+        for block in message["content"]:
+            if isinstance(block, dict) and block.get("type") == "tool_result":
+                content = block.get("content")
+                if isinstance(content, list):
+                    content = [dict(item, text=_text(item["text"], texts)) if isinstance(item, dict) and "text" in item else item
+                               for item in content]
+                block = dict(block, content=_text(content, texts))
+            blocks.append(block)
+        record = dict(record, message=dict(message, content=blocks))
+    result = record.get("toolUseResult")
+    if isinstance(result, dict):
+        result = {key: _text(value, texts) if key in OUTPUT_FIELDS else value for key, value in result.items()}
+        if isinstance(result.get("file"), dict):
+            result["file"] = {key: _text(value, texts) if key == "content" else value for key, value in result["file"].items()}
+        record = dict(record, toolUseResult=result)
+    return record
+
+
+def _ids(records: list[dict]) -> list[str]:
     ids: set[str] = set()
-    for line in lines:
-        record = json.loads(line)
+    for record in records:
         ids.update(record[key] for key in ID_KEYS if isinstance(record.get(key), str))
         message = record.get("message")
         if isinstance(message, dict):
             if isinstance(message.get("id"), str):
                 ids.add(message["id"])
             for block in message.get("content") if isinstance(message.get("content"), list) else ():
-                ids.update(block[key] for key in ("id", "tool_use_id") if isinstance(block.get(key), str))
-    ordered = sorted(ids, key=len, reverse=True)
-    body = "\n".join(lines) + "\n"
-    written = copies = 0
+                if isinstance(block, dict):
+                    ids.update(block[key] for key in ("id", "tool_use_id") if isinstance(block.get(key), str))
+    return sorted(ids, key=len, reverse=True)
+
+
+def copies() -> Iterator[str]:
+    """Endless copies of the recording as text: realistic outputs, fresh ids in each copy."""
+    records = [json.loads(line) for line in SOURCE.read_text(encoding="utf-8").splitlines()]
+    ids = _ids(records)
+    texts = _Texts()
+    for number in itertools.count():
+        lines = [json.dumps(realistic(record, texts), ensure_ascii=False, separators=(",", ":")) for record in records]
+        chunk = "\n".join(lines) + "\n"
+        for original in ids:
+            chunk = chunk.replace(original, f"{original[:-6]}{number:06d}")
+        yield chunk
+
+
+def synthesise(target: Path, megabytes: int, chunks: Iterator[str] | None = None) -> int:
+    """Repeat the recording's records, realistic outputs, new ids, until `target` holds `megabytes` MB.
+    `chunks`: go on with these copies (bench_statusline appends the next one as one more turn)."""
+    chunks = chunks or copies()
+    written = count = 0
     with open(target, "w", encoding="utf-8") as handle:
         while written < megabytes * 1_000_000:
-            chunk = _renamed(body, copies, ordered)
+            chunk = next(chunks)
             handle.write(chunk)
             written += len(chunk.encode())
-            copies += 1
-    return copies
-
-
-def run(script: str, path: Path) -> list[str]:
-    out = subprocess.run([sys.executable, "-c", script, str(path)], cwd=ROOT, check=True,
-                         capture_output=True, text=True).stdout.split()
-    return out
+            count += 1
+    return count
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mb", type=int, default=100)
-    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--repeat", type=int, default=7)
+    parser.add_argument("--keep", type=Path, help="write the session there (reused if it exists)")
+    parser.add_argument("--pure", action="store_true", help="also run the reader with DOCTOR_PURE_PYTHON=1")
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as scratch:
-        path = Path(scratch) / "synthetic-session.jsonl"
-        copies = synthesise(path, args.mb)
-        size = path.stat().st_size
-        base_times, base_rss, read_times, read_rss = [], [], [], []
-        results = 0
-        for _ in range(args.repeats):
-            elapsed, rss = run(BASELINE, path)
-            base_times.append(float(elapsed))
-            base_rss.append(int(rss))
-            elapsed, rss, results = run(READER, path)
-            read_times.append(float(elapsed))
-            read_rss.append(int(rss))
-    base, read = statistics.median(base_times), statistics.median(read_times)
-    mib = size / 2**20
-    report = "\n".join([
-        "# Claude reader benchmark",
-        "",
-        f"Input: {size:,} bytes ({copies} copies of `{SOURCE.name}` from tests/recordings/claude/big-outputs, "
-        f"fresh ids per copy), {int(results):,} tool results in the history.",
-        f"Python {sys.version.split()[0]}; {args.repeats} runs each, interleaved, each in a fresh subprocess; medians.",
-        "",
-        "| run | time (s) | throughput (MiB/s) | peak RSS (MiB) |",
-        "|---|---:|---:|---:|",
-        f"| baseline: orjson.loads per line, discarded | {base:.3f} | {mib / base:.1f} | {statistics.median(base_rss) / 1024:.1f} |",
-        f"| claude.read + analyze_tool_result_retention | {read:.3f} | {mib / read:.1f} | {statistics.median(read_rss) / 1024:.1f} |",
-        "",
-        f"Throughput ratio reader / baseline: **{base / read:.2f}×** (goal ≥ 0.7×).",
-        f"Reader peak RSS: **{statistics.median(read_rss) / 1024:.1f} MiB** (goal < 150 MB).",
-        "",
-        f"Raw times (s): baseline {', '.join(f'{t:.3f}' for t in base_times)}; "
-        f"reader {', '.join(f'{t:.3f}' for t in read_times)}.",
-        "",
-    ])
-    RESULTS.write_text(report, encoding="utf-8")
-    print(report)
+    with tempfile.TemporaryDirectory(prefix="bench-claude-") as scratch:
+        path = args.keep or Path(scratch) / "synthetic-session.jsonl"
+        if not path.exists():
+            print(f"{synthesise(path, args.mb)} copies of {SOURCE.name} written to {path}", file=sys.stderr)
+        modes = {"reader": {}, **({"reader (DOCTOR_PURE_PYTHON=1)": {"DOCTOR_PURE_PYTHON": "1"}} if args.pure else {})}
+        print(compare(path, args.repeat, modes))
 
 
 if __name__ == "__main__":

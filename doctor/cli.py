@@ -23,6 +23,7 @@ COMMAND_MODULES = (
     "doctor.commands.slash",
     "doctor.commands.hook",
     "doctor.commands.mcp",
+    "doctor.commands.statusline",
 )
 
 

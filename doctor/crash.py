@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import sys
-import traceback
 from pathlib import Path
 
 from doctor import exitcodes
@@ -32,6 +31,8 @@ def report(exc: BaseException, args, debug: bool) -> int:
         _silence_stdout()
         return exitcodes.OK
     if debug:
+        import traceback  # only here: every command imports this module, and traceback costs start-up
+
         traceback.print_exception(exc, file=sys.stderr)
     command = " ".join(filter(None, ("doctor", getattr(args, "command", None))))
     inputs = ", ".join(str(path) for path in _inputs(args))

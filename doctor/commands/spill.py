@@ -134,7 +134,17 @@ def run_verify(args) -> int:
 
 
 class ShowRefused(Exception):
-    """Why a spill file cannot be shown: one line, already naming the file (or the bad option)."""
+    """Why a spill file cannot be shown: one line, already naming the file (or the bad option).
+
+    `outside`: refused only for lying outside the allowed folders; the caller says how to allow
+    it in its own terms (`--allow-outside` here, `--spill-root` for `doctor mcp`)."""
+
+    def __init__(self, message: str, *, outside: bool = False):
+        super().__init__(message)
+        self.outside = outside
+
+
+OUTSIDE_HINT = "pass --allow-outside to open it"
 
 
 def run_show(args) -> int:
@@ -143,7 +153,7 @@ def run_show(args) -> int:
                              allow_outside=args.allow_outside):
             print(row)
     except ShowRefused as exc:
-        print(f"doctor: {exc}", file=sys.stderr)
+        print(f"doctor: {exc}" + (f"; {OUTSIDE_HINT}" if exc.outside else ""), file=sys.stderr)
         return exitcodes.USAGE_OR_INPUT
     return exitcodes.OK
 
@@ -161,8 +171,8 @@ def show_rows(path: Path, offset: int, limit: int, *, grep: str | None = None, s
         raise ShowRefused(f"{path}: no such file")
     real = Path(os.path.realpath(path))
     if not allow_outside and not _may_open(path, real, list(spill_roots)):
-        raise ShowRefused(f"{path}: resolves to {real}, outside any agent spill directory or --spill-root; "
-                          "pass --allow-outside to open it")
+        raise ShowRefused(f"{path}: resolves to {real}, outside any agent spill directory or --spill-root",
+                          outside=True)
     try:
         pattern = re.compile(grep) if grep is not None else None
     except re.error as exc:

@@ -60,6 +60,44 @@ static PyObject *valid_utf8(PyObject *self, PyObject *arg) {
     return PyBool_FromLong(ok);
 }
 
+/* All eight bytes are ASCII digits. */
+static int all_digits(uint64_t w) {
+    return (w & 0xF0F0F0F0F0F0F0F0ULL) == 0x3030303030303030ULL
+        && (((w & 0x0F0F0F0F0F0F0F0FULL) + 0x0606060606060606ULL) & 0xF0F0F0F0F0F0F0F0ULL) == 0;
+}
+
+/* valid_utf8, and no run of 309 or more ASCII digits: an integer that long is one orjson refuses as
+ * infinite while msgspec accepts it, so a line holding one must take a reader's exact path. A run is
+ * seen as 37 consecutive all-digit words (every 303-digit run holds them), so some runs of 296-308
+ * digits are refused too: that only costs the exact path. */
+static PyObject *fast_decodable(PyObject *self, PyObject *arg) {
+    Py_buffer view;
+    if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) < 0) return NULL;
+    const unsigned char *p = view.buf;
+    Py_ssize_t n = view.len, i = 0;
+    int ok = 1, run = 0;
+    Py_BEGIN_ALLOW_THREADS
+    for (;;) {
+        while (i + 8 <= n) {
+            uint64_t w = load8(p + i);
+            if (w & HIGHS) break;
+            run = all_digits(w) ? run + 1 : 0;
+            if (run >= 37) { ok = 0; break; }
+            i += 8;
+        }
+        if (!ok) break;
+        run = 0;
+        while (i < n && p[i] < 0x80) i++;
+        if (i >= n) break;
+        Py_ssize_t step = utf8_sequence(p + i, n - i);
+        if (!step) { ok = 0; break; }
+        i += step;
+    }
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&view);
+    return PyBool_FromLong(ok);
+}
+
 #define ONES 0x0101010101010101ULL
 #define LOWS 0x7F7F7F7F7F7F7F7FULL
 
@@ -140,6 +178,31 @@ static PyObject *string_span(PyObject *self, PyObject *args) {
     return Py_BuildValue("(nn)", end, units);
 }
 
+/* The JS lengths of the string values in a valid JSON value (keys left out), summed: what a walk
+ * adding `.length` of every string that is not a key would give. Trusts its input as the counters
+ * above do (msgspec accepted the JSON, valid_utf8 the bytes); None when a string does not end. */
+static PyObject *text_units(PyObject *self, PyObject *arg) {
+    Py_buffer view;
+    if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) < 0) return NULL;
+    const unsigned char *p = view.buf;
+    Py_ssize_t n = view.len, i = 0, total = 0;
+    int ok = 1;
+    Py_BEGIN_ALLOW_THREADS
+    for (;;) {
+        const unsigned char *q = memchr(p + i, '"', n - i);
+        if (q == NULL) break;
+        Py_ssize_t units = 0, end = scan_string(p, q - p + 1, n, &units);
+        if (end < 0) { ok = 0; break; }
+        i = end;
+        while (i < n && (p[i] == ' ' || p[i] == '\t' || p[i] == '\n' || p[i] == '\r')) i++;
+        if (i >= n || p[i] != ':') total += units; /* a key is followed by its colon */
+    }
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&view);
+    if (!ok) Py_RETURN_NONE;
+    return PyLong_FromSsize_t(total);
+}
+
 /* Where `inner`'s bytes start within `outer`'s (both buffers), or -1 when they are not inside it:
  * msgspec.Raw values decoded from a view share its memory, so this is their exact position. */
 static PyObject *offset_in(PyObject *self, PyObject *args) {
@@ -164,6 +227,10 @@ static PyMethodDef methods[] = {
     {"string_span", string_span, METH_VARARGS,
      "(end, JS length) of the valid JSON string token at buffer[start], within buffer[:stop]; None if none."},
     {"valid_utf8", valid_utf8, METH_O, "True when the buffer is valid UTF-8 (strict, as bytes.decode)."},
+    {"fast_decodable", fast_decodable, METH_O,
+     "valid_utf8, and no run of 309 or more ASCII digits (a number only msgspec accepts)."},
+    {"text_units", text_units, METH_O,
+     "Sum of the JS lengths of the string values (not keys) in the valid JSON value in the buffer."},
     {"string_units", string_units, METH_O,
      "JS length of the valid JSON string token in the buffer (quotes included), or None when it is not one."},
     {NULL, NULL, 0, NULL},

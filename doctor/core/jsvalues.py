@@ -53,6 +53,10 @@ class MeasuredText(str):
         text.js_length = js_length
         return text
 
+    def __reduce__(self):
+        """Pickled with its JS length (`doctor statusline` keeps measured histories in its cache)."""
+        return MeasuredText, (str(self), self.js_length)
+
 
 def js_len(text: str) -> int:
     """`text.length` in JavaScript: UTF-16 code units.

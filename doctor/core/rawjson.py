@@ -105,3 +105,21 @@ except ImportError:
     valid_utf8, string_units, string_span = py_valid_utf8, py_string_units, py_string_span
     offset_in = None  # where a msgspec.Raw sits in the buffer it was decoded from; callers search instead
     accelerated = False
+
+_LONG_DIGITS = re.compile(rb"[0-9]{309}")
+
+
+def py_fast_decodable(data) -> bool:
+    """A line a reader may decode with msgspec and get what orjson would give: valid UTF-8, and no
+    integer long enough (309+ digits) that orjson refuses it while msgspec accepts it. (The C version,
+    which sees runs eight bytes at a time, also refuses some runs of 296-308 digits: that only costs
+    the exact path.)"""
+    return py_valid_utf8(data) and _LONG_DIGITS.search(data) is None
+
+
+# The sum of the JS lengths of a valid JSON value's string values (keys left out), from its raw
+# bytes; C only: without the module callers decode the value and walk it (their exact path).
+if accelerated:
+    from doctor.core._rawjson import fast_decodable, text_units
+else:
+    fast_decodable, text_units = py_fast_decodable, None

@@ -5,8 +5,9 @@ truncation (`Tool output was too large and has been truncated.`), its
 persistence gate (`<persisted-output>` stub), its batch budget (`Tool output
 truncated.`), microcompaction's `[Old tool result content cleared]`, and the
 other agents' spill notices (Claude's `<persisted-output>` and MCP "Output has
-been saved to", Gemini's "For full output see" and `<tool_output_masked>`; AutoBot's anchors
-are found by `doctor.sources.autobot`). Only the head of a result is ever inspected (plus a
+been saved to", Gemini's "For full output see" and `<tool_output_masked>`), Codex's
+in-place cut (`Warning: truncated output` under its exec header); AutoBot's anchors
+are found by `doctor.sources.autobot`. Only the head of a result is ever inspected (plus a
 short tail for Gemini's masking notice, which puts its pointer last), so a
 100 MB output costs the same as a short one.
 """
@@ -24,6 +25,10 @@ MICROCOMPACT_CLEARED = "[Old tool result content cleared]"
 GEMINI_TRUNCATED_PREFIX = "Output too large. Showing"
 GEMINI_MASKED_OPEN_TAG = "<tool_output_masked>"
 CLAUDE_MCP_SAVED_PREFIX = "Error: result ("
+# Codex's exec_command output opens with this header; a cut one says so a few lines below it.
+CODEX_EXEC_HEADER = "Chunk ID: "
+CODEX_TRUNCATED_MARK = "\nWarning: truncated output ("
+CODEX_HEADER_CHARS = 1024
 
 # Sentinel kinds, named after the layer that bounded the result.
 NONE = "none"
@@ -48,6 +53,7 @@ SENTINEL_PREFIXES = (
     GEMINI_TRUNCATED_PREFIX,
     GEMINI_MASKED_OPEN_TAG,
     CLAUDE_MCP_SAVED_PREFIX,
+    CODEX_EXEC_HEADER,
 )
 # The tail inspected for pointers written after the preview (Gemini's masking notice).
 TAIL_CHARS = 2048
@@ -61,6 +67,8 @@ def sentinel_kind(raw: object) -> str:
     """Which layer bounded this result text (NONE when it was kept whole)."""
     if not isinstance(raw, str) or not raw.startswith(SENTINEL_PREFIXES):
         return NONE
+    if raw.startswith(CODEX_EXEC_HEADER):  # Codex cuts in place, head and tail kept, no file
+        return IN_TOOL_TRUNCATION if CODEX_TRUNCATED_MARK in raw[:CODEX_HEADER_CHARS] else NONE
     if raw.startswith(TOOL_OUTPUT_TRUNCATED_PREFIX) or raw.startswith(GEMINI_TRUNCATED_PREFIX):
         return IN_TOOL_TRUNCATION
     if raw.startswith((PERSISTED_OUTPUT_OPEN_TAG, GEMINI_MASKED_OPEN_TAG)):
@@ -113,7 +121,7 @@ _MASKED_AVAILABLE_AT = re.compile(r"^Output too large\. Full output available at
 def parse_stub(raw: str) -> StubInfo | None:
     """Pointer, digest and totals from a sentinel header; None for plain results."""
     kind = sentinel_kind(raw)
-    if kind in (NONE, MICROCOMPACTED):
+    if kind in (NONE, MICROCOMPACTED) or raw.startswith(CODEX_EXEC_HEADER):
         return None
     head = _header_block(raw)
     if kind == BATCH_OFFLOAD:

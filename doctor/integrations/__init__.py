@@ -58,3 +58,28 @@ def edit_hook(settings: dict, agent: str, event: str, *, installing: bool, tell_
             remove_hook(settings, event, hook_command(agent, tell_model=variant))
     if installing:
         add_hook(settings, event, hook_command(agent, tell_model=tell_model), matcher=matcher, timeout=timeout)
+
+
+def status_line_command(agent: str) -> str:
+    return f"doctor statusline {agent}"
+
+
+def edit_status_line(settings: dict, keys: tuple[str, ...], agent: str, *, installing: bool, notes: list[str]) -> None:
+    """Set `settings[keys]` to doctor's command status line, unless the user has one of their own:
+    theirs is kept (a note says so and how to switch). Uninstall removes only doctor's."""
+    from doctor.integrations.files import remove_key, set_key
+
+    command = status_line_command(agent)
+    holder = settings
+    for key in keys[:-1]:
+        holder = holder.get(key) if isinstance(holder, dict) else None
+    present = isinstance(holder, dict) and keys[-1] in holder
+    current = holder.get(keys[-1]) if present else None
+    ours = isinstance(current, dict) and current.get("command") == command
+    if not installing:
+        remove_key(settings, keys, lambda value: isinstance(value, dict) and value.get("command") == command)
+    elif not present:
+        set_key(settings, keys, {"type": "command", "command": command})
+    elif not ours:
+        notes.append(f"kept your own {'.'.join(keys)} setting; to show doctor's line instead, set it to "
+                     f'{{"type": "command", "command": "{command}"}}')

@@ -8,12 +8,14 @@ mode runs it only with `allowed-tools: Bash(doctor:*)` in the front matter (othe
 silently skipped).
 
 `settings.json` in the same folder gets a `PostToolUse` hook (every tool) running `doctor hook
-claude`: the oversized alarm as a `systemMessage` (and, with `--tell-model`, `additionalContext`).
+claude`: the oversized alarm as a `systemMessage` (and, with `--tell-model`, `additionalContext`),
+and `statusLine: {type: command, command: "doctor statusline claude"}` unless the user has a
+status line already (theirs is kept, and install says so).
 """
 
 from __future__ import annotations
 
-from doctor.integrations import Location, Plan, edit_hook
+from doctor.integrations import Location, Plan, edit_hook, edit_status_line
 from doctor.integrations.files import json_settings, owned_file
 from doctor.sources.discovery import CLAUDE, agent_homes
 
@@ -34,10 +36,12 @@ def plan(location: Location, *, installing: bool, options: dict) -> Plan:
     base = location.base(agent_homes(location.env)[CLAUDE], ".claude")
     command = owned_file(base / "commands" / "doctor" / "memory.md", COMMAND if installing else None)
 
+    notes = ["type /doctor:memory in Claude Code; the status line shows the tool output kept in context, "
+             "and an oversized tool result raises doctor's alarm"] if installing else []
+
     def edit(settings: dict) -> None:
         edit_hook(settings, "claude", "PostToolUse", installing=installing,
                   tell_model=options.get("tell_model", False), matcher="*", timeout=30)
+        edit_status_line(settings, ("statusLine",), "claude", installing=installing, notes=notes)
 
-    return Plan([command, json_settings(base / "settings.json", edit)],
-                ["type /doctor:memory in Claude Code; an oversized tool result now raises doctor's alarm"]
-                if installing else [])
+    return Plan([command, json_settings(base / "settings.json", edit)], notes)

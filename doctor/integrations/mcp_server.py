@@ -52,7 +52,9 @@ def build_server(spill_roots: list[Path]) -> MCPServer:
         try:
             return "\n".join(show_rows(Path(path), offset, limit, spill_roots=spill_roots))
         except ShowRefused as exc:
-            raise ToolError(str(exc)) from None
+            hint = ("; the user can allow that folder by starting the server as `doctor mcp --spill-root DIR`"
+                    if exc.outside else "")
+            raise ToolError(f"{exc}{hint}") from None
 
     return server
 

@@ -1,7 +1,8 @@
 """Which transcript `/doctor:memory` is about: the agent's own session where it says, else the project's newest.
 
 Claude passes its session id on the command line (`${CLAUDE_SESSION_ID}`), Qwen in the
-environment (`QWEN_CODE_SESSION_ID`, with the project's data folder in `QWEN_CODE_PROJECT_DIR`),
+environment (`QWEN_CODE_SESSION_ID`, with the project's data folder in `QWEN_CODE_PROJECT_DIR`;
+its status line passes the id and the working directory on stdin),
 a hook's stdin carries `transcript_path`; Gemini passes nothing, so its newest session of the
 working directory stands in. A known id whose file is not there yet is a normal state (a
 session's first prompt): `Located.path` is None and the caller says so briefly.
@@ -14,7 +15,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from doctor.sources.discovery import CLAUDE, QWEN, agent_homes, find_sessions, sanitize_cwd
 
 
 @dataclass(frozen=True)
@@ -27,11 +27,17 @@ def locate(agent: str, session_id: str | None, cwd: Path, env: Mapping[str, str]
            transcript: Path | None = None) -> Located:
     if transcript is not None:
         return Located(session_id or transcript.stem, transcript if transcript.is_file() else None)
+    # Only now: with the transcript given (Claude's hooks and status line) discovery is not needed.
+    from doctor.sources.discovery import CLAUDE, QWEN, agent_homes, find_sessions, sanitize_cwd
+
     if agent == QWEN:
         session_id = session_id or env.get("QWEN_CODE_SESSION_ID") or None
         data = env.get("QWEN_CODE_PROJECT_DIR")
         if session_id and data and (Path(data) / "chats" / f"{session_id}.jsonl").is_file():
             return Located(session_id, Path(data) / "chats" / f"{session_id}.jsonl")
+        direct = agent_homes(env)[QWEN] / "projects" / sanitize_cwd(cwd) / "chats" / f"{session_id}.jsonl"
+        if session_id and direct.is_file():  # the status line's stdin names the session and the project dir
+            return Located(session_id, direct)
     if agent == CLAUDE and session_id:
         direct = agent_homes(env)[CLAUDE] / "projects" / sanitize_cwd(cwd) / f"{session_id}.jsonl"
         if direct.is_file():

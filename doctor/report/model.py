@@ -11,15 +11,16 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from doctor import __version__
 from doctor.core.analysis import RetentionAnalysis, ToolSummary
 from doctor.core.budgets import Budget
 from doctor.core.retention import ResultMeasure, whole_number
-from doctor.report.advice import advise
-from doctor.report.audit_summary import presented_audit_json
-from doctor.report.json_text import JsonText, json_text
 from doctor.report.paths import PATH_STYLES, present_path  # noqa: F401  (PATH_STYLES: public here too)
+
+if TYPE_CHECKING:
+    from doctor.report.json_text import JsonText
 
 SCHEMA_VERSION = 1
 # Agents judged by their own rules unless --budgets qwen (doctor.core.agent_rules).
@@ -84,6 +85,10 @@ class MemoryReport:
         """--budgets qwen on another agent's session."""
         return self.rules is None and self.source.agent in AGENTS_WITH_RULES
 
+    def layer_term(self, layer: str) -> str:
+        """The layer that bounded a result, in the words of the agent whose rules judged it."""
+        return self.rules.layer_term(layer) if self.rules is not None else layer
+
     def rules_json(self) -> dict:
         if self.rules is not None:
             data = self.rules.to_json()
@@ -98,10 +103,17 @@ class MemoryReport:
 
     def to_json(self) -> JsonText:
         """The text `doctor memory --json` prints (indexing it like a dict still works, deprecated)."""
+        from doctor.report.json_text import json_text
+
         return json_text(self.to_dict())
 
     def to_dict(self) -> dict:
         """The `doctor memory --json` object (documented by schema/memory-report.schema.json)."""
+        # Imported here, not above: the status line and the hooks build reports they never print, and
+        # the advice pulls in the whole spill audit (thread pools, digests) at start-up.
+        from doctor.report.advice import advise
+        from doctor.report.audit_summary import presented_audit_json
+
         data: dict = {
             "schemaVersion": SCHEMA_VERSION,
             "generator": {"name": "doctor", "version": __version__},

@@ -79,8 +79,8 @@ def _retention(report: MemoryReport) -> Section:
     return Section(None, (Verbatim(tuple(format_tool_result_retention(report.retention.stats).split("\n"))),))
 
 
-def _layers(by_layer) -> str:
-    return ", ".join(f"{layer} {count}" for layer, count in by_layer)
+def _layers(report: MemoryReport, by_layer) -> str:
+    return ", ".join(f"{report.layer_term(layer)} {count}" for layer, count in by_layer)
 
 
 def _per_tool(report: MemoryReport) -> Section | None:
@@ -90,7 +90,7 @@ def _per_tool(report: MemoryReport) -> Section | None:
     rows = tuple(
         (inert_line(s.tool or "(no name)"), figure(s.count), figure(s.chars), figure(s.tokens), figure(s.largest),
          figure(s.oversized), figure(s.errors), figure(s.budget.chars), inert_line(s.budget.detail or s.budget.source),
-         _layers(s.by_layer))
+         _layers(report, s.by_layer))
         for s in summaries
     )
     columns = ("tool", "results", "chars", "tokens", "largest", "oversized", "errors", "budget", "budget from",
@@ -131,7 +131,7 @@ def _largest(report: MemoryReport) -> Section | None:
         row = report.result_json(result)
         rows.append((f"#{result.ordinal}", figure(result.turn), inert_line(result.tool or "(no name)"),
                      figure(result.chars), figure(result.tokens), _ratio(row), "yes" if result.oversized else "",
-                     inert_line(result.sentinel), _pointer(row, status.get(result.ordinal))))
+                     inert_line(report.layer_term(result.sentinel)), _pointer(row, status.get(result.ordinal))))
     columns = ("result", "turn", "tool", "chars", "tokens", "× budget", "oversized", "bounded by", "pointer")
     shown = len(rows)
     return Section(f"Largest {plural(shown, 'result')}", (Table(columns, tuple(rows), frozenset({1, 3, 4, 5})),))

@@ -17,9 +17,7 @@ import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-import msgspec
 import orjson
 
 from doctor.sources.base import SourceIssue, open_session_file
@@ -36,6 +34,15 @@ class JsonLine:
     number: int
     offset: int
     value: object
+
+
+@dataclass(slots=True)
+class Cursor:
+    """Where a resumable read of a file stands: the byte offset after the last line read, and the
+    number of lines read, so a later read goes on from there with the same line numbers."""
+
+    offset: int = 0
+    lines: int = 0
 
 
 class NestedTooDeep(ValueError):
@@ -204,64 +211,48 @@ def iter_json_lines(
     *,
     recover: Callable[[str], list] | None = None,
     start: int = 0,
-    ignore_types: frozenset[str] = frozenset(),
 ) -> Iterator[JsonLine]:
     """Parsed values of each non-blank line; problems go to `issues`.
 
     `recover(text)` may salvage objects from a line that does not parse (Qwen
     scans for complete top-level `{…}` objects); what it returns is yielded.
-    `ignore_types`: records the caller would drop unread. A line that starts
-    `{"type":"<one of them>` is validated without building its value, and left
-    out when it is a valid UTF-8 JSON object whose (last) `type` is one of them;
-    any other outcome takes the ordinary path, so only the unused values are missed.
     """
-    prefixes = tuple(b'{"type":"' + kind.encode() for kind in ignore_types)
     number = 0
     for offset, buffer, view, begin, end, terminated, _ in iter_line_spans(path, start=start, check_utf8=False):
         number += 1
-        if prefixes and buffer.startswith(prefixes, begin, end) and _ignored(view[begin:end], ignore_types):
-            continue
-        try:
-            # orjson skips JSON whitespace itself and accepts valid UTF-8 only, so a line it parses
-            # needs neither stripping nor another check.
-            yield JsonLine(number, offset, orjson.loads(view[begin:end]))
-            continue
-        except orjson.JSONDecodeError:
-            pass
-        stripped = buffer[begin:end].strip()
-        if not stripped:
-            continue
-        try:
-            value = orjson.loads(stripped)
-        except orjson.JSONDecodeError:
-            try:
-                value = stdlib_loads(stripped.decode("utf-8", "replace"))
-            except ValueError as exc:
-                deep = isinstance(exc, NestedTooDeep)  # JSON.parse reads it (V8 does not recurse): nothing to salvage
-                salvaged = recover(stripped.decode("utf-8", "replace")) if recover and not deep else []
-                for value in salvaged:
-                    yield JsonLine(number, offset, value)
-                if not salvaged:
-                    issues.append(_bad_line_issue(path, number, terminated, len(stripped), exc))
-                continue
-            if not is_valid_utf8(stripped):
-                issues.append(SourceIssue(path, number, "invalid UTF-8 bytes shown as U+FFFD", "note"))
-        yield JsonLine(number, offset, value)
+        for value in line_values(path, number, buffer, view, begin, end, terminated, issues, recover):
+            yield JsonLine(number, offset, value)
 
 
-class _RecordType(msgspec.Struct):
-    type: Any = None
-
-
-_RECORD_TYPE = msgspec.json.Decoder(_RecordType)
-
-
-def _ignored(line: memoryview, ignore_types: frozenset[str]) -> bool:
+def line_values(
+    path: Path, number: int, buffer, view: memoryview, begin: int, end: int, terminated: bool,
+    issues: list[SourceIssue], recover: Callable[[str], list] | None = None,
+) -> list:
+    """The values `iter_json_lines` takes from line `number` (`buffer[begin:end]`): one, none (a
+    blank or bad line, with its issue), or what `recover` salvaged. The exact path of every reader."""
     try:
-        kind = _RECORD_TYPE.decode(line).type
-    except (msgspec.DecodeError, msgspec.ValidationError):
-        return False
-    return type(kind) is str and kind in ignore_types and _valid_utf8_view(line)
+        # orjson skips JSON whitespace itself and accepts valid UTF-8 only, so a line it parses
+        # needs neither stripping nor another check.
+        return [orjson.loads(view[begin:end])]
+    except orjson.JSONDecodeError:
+        pass
+    stripped = buffer[begin:end].strip()
+    if not stripped:
+        return []
+    try:
+        value = orjson.loads(stripped)
+    except orjson.JSONDecodeError:
+        try:
+            value = stdlib_loads(stripped.decode("utf-8", "replace"))
+        except ValueError as exc:
+            deep = isinstance(exc, NestedTooDeep)  # JSON.parse reads it (V8 does not recurse): nothing to salvage
+            salvaged = recover(stripped.decode("utf-8", "replace")) if recover and not deep else []
+            if not salvaged:
+                issues.append(_bad_line_issue(path, number, terminated, len(stripped), exc))
+            return salvaged
+        if not is_valid_utf8(stripped):
+            issues.append(SourceIssue(path, number, "invalid UTF-8 bytes shown as U+FFFD", "note"))
+    return [value]
 
 
 def is_valid_utf8(raw: bytes) -> bool:

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 
 from doctor.sources.base import LoadedSession
-from doctor.spill.digest import DigestCache, Digester, FileMeasure, Progress
+from doctor.spill.digest import HEAD_BYTES, DigestCache, Digester, FileMeasure, Progress
 from doctor.spill.errors import SpillFileError
 from doctor.spill.pointers import QWEN_BATCH, SpillPointer
 from doctor.spill.resolve import Resolution, SpillLocator
@@ -246,7 +246,7 @@ def _declared_mismatches(pointer: SpillPointer, measure: FileMeasure) -> list[Fi
     for unit, said, actual in declared:
         if said is not None and said != actual:
             found.append(Finding(SIZE_MISMATCH, ERROR, pointer, f"the session declares {said} {unit}, the file has {actual}"))
-    if pointer.preview_head is not None and not measure.head.startswith(pointer.preview_head):
+    if pointer.preview_head is not None and not _preview_matches(measure, pointer.preview_head):
         found.append(Finding(PREVIEW_MISMATCH, ERROR, pointer, "the stub's preview is not the head of the file"))
     return found
 
@@ -330,3 +330,11 @@ def _js_round(value: float) -> int:
 
 def _mib(size: int) -> str:
     return f"{size / (1024 * 1024):.1f} MiB"
+
+
+def _preview_matches(measure: FileMeasure, preview: str) -> bool:
+    """The stub's preview is the file's head; one longer than the head doctor reads (Gemini's is 20 % of
+    its threshold: 40,000 chars once a user raises it to 200,000) is compared as far as that head goes."""
+    head = measure.head
+    return head.startswith(preview) or (measure.size > HEAD_BYTES and len(preview) > len(head)
+                                        and preview.startswith(head))

@@ -26,7 +26,8 @@ from doctor.sources.base import os_error_reason
 from doctor.spill.errors import SpillFileError
 
 CHUNK_BYTES = 1 << 20
-# Enough bytes for any stub's copy of the head: Gemini keeps 8,000 characters, ≤ 4 bytes each.
+# Enough bytes for the copy of the head most stubs keep (Gemini: 8,000 characters at its default threshold,
+# ≤ 4 bytes each); a longer preview is compared as far as this head goes (spill.audit).
 HEAD_BYTES = 32 * 1024
 
 # UTF-8 continuation bytes (10xxxxxx) start no character; lead bytes 11110xxx start an

@@ -18,6 +18,8 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -126,6 +128,14 @@ class Client:
         return box.env()
 
     def run(self, box: Sandbox, args: list[str], steps: list, timeout: float = 240, env: dict | None = None) -> Outcome:
+        with self.server(box, steps) as (port, log):
+            done = subprocess.run(self.command(port, args), cwd=box.project, env={**self.environment(box, port), **(env or {})},
+                                  capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
+        return Outcome(done.returncode, done.stdout, done.stderr, bodies(log))
+
+    @contextmanager
+    def server(self, box: Sandbox, steps: list) -> Iterator[tuple[int, Path]]:
+        """This client's scripted model server on a free port, for the `with` block: (port, log path)."""
         log = box.root / f"fake-{time.monotonic_ns()}.log"
         script = log.with_suffix(".json")
         script.write_text(json.dumps({"steps": steps}))
@@ -133,15 +143,17 @@ class Client:
         server = subprocess.Popen([sys.executable, str(FAKES / self.fake), str(port), str(script), str(log)])
         try:
             _wait_for_port(port)
-            done = subprocess.run(self.command(port, args), cwd=box.project, env={**self.environment(box, port), **(env or {})},
-                                  capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
+            yield port, log
         finally:
             server.send_signal(signal.SIGTERM)
             server.wait(10)
-        bodies_file = Path(f"{log}.bodies")
-        raw = bodies_file.read_text(encoding="utf-8", errors="replace") if bodies_file.exists() else ""
-        bodies = [line.split("\t", 1)[1] for line in raw.splitlines() if "\t" in line]
-        return Outcome(done.returncode, done.stdout, done.stderr, bodies)
+
+
+def bodies(log: Path) -> list[str]:
+    """Every request body a scripted server logged, in order."""
+    bodies_file = Path(f"{log}.bodies")
+    raw = bodies_file.read_text(encoding="utf-8", errors="replace") if bodies_file.exists() else ""
+    return [line.split("\t", 1)[1] for line in raw.splitlines() if "\t" in line]
 
 
 QWEN = Client("qwen", "openai_chat.py", QWEN_CLI)

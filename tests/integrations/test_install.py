@@ -69,10 +69,11 @@ def test_qwen_settings_keep_unrelated_keys_through_install_and_uninstall(home, c
     assert cli.main(["install", "qwen"]) == 0
     installed = json.loads(settings.read_text())
     assert installed["permissions"]["allow"] == ["run_shell_command(git)", "run_shell_command(doctor slash)"]
-    assert {key: value for key, value in installed.items() if key not in ("permissions", "hooks")} == {
+    assert {key: value for key, value in installed.items() if key not in ("permissions", "hooks", "ui")} == {
         key: value for key, value in original.items() if key != "permissions"}
-    assert list(installed) == [*original, "hooks"]  # order kept, doctor's hook table last
+    assert list(installed) == [*original, "hooks", "ui"]  # order kept, doctor's tables last
     assert installed["hooks"]["PostToolUse"][0]["hooks"][0]["command"] == "doctor hook qwen"
+    assert installed["ui"] == {"statusLine": {"type": "command", "command": "doctor statusline qwen"}}
     [backup] = settings.parent.glob("settings.json.doctor-backup-*")
     assert json.loads(backup.read_text()) == original
     assert backup.stat().st_mode & 0o777 == 0o600 == settings.stat().st_mode & 0o777
@@ -141,3 +142,40 @@ def test_tell_model_is_chosen_at_install_and_switches_cleanly(home):
     assert [group["hooks"][0]["command"] for group in groups] == ["doctor hook claude --tell-model"]
     cli.main(["uninstall", "claude"])
     assert not settings.exists()
+
+
+@pytest.mark.parametrize("agent, keys", [("claude", ("statusLine",)), ("qwen", ("ui", "statusLine"))])
+@pytest.mark.parametrize("theirs", [{"type": "command", "command": "~/bin/my-status"},
+                                    {"type": "preset", "items": ["model"]}, None])
+def test_a_status_line_of_the_users_own_is_kept(agent, keys, theirs, home, capsys):
+    """Install never replaces the user's status line (Qwen's `null` is "off", a choice too): it says so."""
+    folder = home / f".{agent}"
+    folder.mkdir()
+    settings = folder / "settings.json"
+    original = {"theme": "dark"}
+    holder = original
+    for key in keys[:-1]:
+        holder = holder.setdefault(key, {"other": 1})
+    holder[keys[-1]] = theirs
+    settings.write_text(json.dumps(original))
+
+    assert cli.main(["install", agent]) == 0
+    out = capsys.readouterr().out
+    assert f"kept your own {'.'.join(keys)} setting" in out and f"doctor statusline {agent}" in out
+    installed = json.loads(settings.read_text())
+    value = installed
+    for key in keys:
+        value = value[key]
+    assert value == theirs and installed["theme"] == "dark"
+    assert cli.main(["uninstall", agent]) == 0
+    assert json.loads(settings.read_text()) == original
+
+
+@pytest.mark.parametrize("agent, keys", [("claude", ("statusLine",)), ("qwen", ("ui", "statusLine"))])
+def test_install_sets_the_status_line_and_uninstall_removes_it(agent, keys, home, capsys):
+    assert cli.main(["install", agent]) == 0
+    value = json.loads((home / f".{agent}" / "settings.json").read_text())
+    for key in keys:
+        value = value[key]
+    assert value == {"type": "command", "command": f"doctor statusline {agent}"}
+    assert "kept your own" not in capsys.readouterr().out

@@ -82,4 +82,5 @@ def test_tools_answer_with_the_figures_of_doctor_memory_and_page_the_spill_file(
     assert _text(page).split("\n") == GLOB_SPILL.read_text().splitlines()[5:9]
 
     assert outside.is_error and "outside any agent spill directory" in _text(outside)
+    assert "--allow-outside" not in _text(outside) and "doctor mcp --spill-root DIR" in _text(outside)
     assert nothing.is_error and "no agent session found" in _text(nothing)

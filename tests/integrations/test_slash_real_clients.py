@@ -185,3 +185,39 @@ def test_qwen_after_tool_hook_tells_the_model_when_opted_in(tmp_path):
     told = ran.text_with("above twice its 20,000-char budget")
     assert told is not None and "The last grep_search result is" in told
     assert ran.text_with("The last run_shell_command result") is None
+
+
+@_needs(GEMINI)
+def test_gemini_after_tool_hook_raises_the_oversized_alarm(tmp_path):
+    box = Sandbox(tmp_path)
+    (box.home / ".gemini").mkdir()
+    (box.home / ".gemini" / "settings.json").write_text(json.dumps(GEMINI_SETTINGS))
+    box.doctor("install", "gemini", "--tell-model")
+    ran = GEMINI.run(box, ["-p", "go", "--yolo"], [
+        [{"name": "run_shell_command", "args": {"command": "seq 1 30000", "description": "big"}}],
+        [{"name": "run_shell_command", "args": {"command": "seq 1 5", "description": "small"}}], "All done."])
+    assert ran.returncode == 0, ran.stderr
+    # Headless Gemini prints a hook's systemMessage on stderr; additionalContext joins the function response.
+    alarms = [line for line in ran.stderr.splitlines() if line.startswith("Hook system message: doctor: ")]
+    assert len(alarms) == 1 and "run_shell_command returned" in alarms[0], ran.stderr  # the small one: silent
+    told = ran.text_with("<hook_context>The last run_shell_command result is")
+    assert told is not None and "above twice its 30,000-char budget" in told
+    assert ran.text_with("seq 1 5") is not None and sum("<hook_context>" in body for body in ran.bodies[-1:]) == 1
+
+
+@_needs(CODEX)
+def test_codex_after_tool_hook_tells_the_model(tmp_path):
+    box = Sandbox(tmp_path)
+    box.doctor("install", "codex", "--tell-model")
+    # Codex cuts a command's output to 10,000 tokens before the hook sees it, which never trips the
+    # 2 × 25,000 + 500 rule: the user raised the limit, as in recordings/codex/raised-limit.
+    (box.home / ".codex" / "config.toml").write_text("tool_output_token_limit = 50000\n" + _codex_config())
+    big = "python3 -c \"print('o' * 60000)\""
+    ran = CODEX.run(box, ["exec", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox",
+                          "--dangerously-bypass-hook-trust", "go"], [
+        [{"name": "exec_command", "args": {"cmd": big, "max_output_tokens": 50000}}],
+        [{"name": "exec_command", "args": {"cmd": "seq 1 5"}}], "All done."])
+    assert ran.returncode == 0, ran.stderr
+    told = ran.text_with("The last Bash result is")
+    assert told is not None and "above twice its 25,000-char budget" in told, ran.stderr[-2000:]
+    assert sum("The last Bash result is" in body for body in ran.bodies) == 2  # in both later requests, once

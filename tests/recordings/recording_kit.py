@@ -111,3 +111,57 @@ def main(scenarios, record):
     """Record the scenarios named on the command line, or all of them."""
     for n in sys.argv[1:] or list(scenarios):
         record(n)
+
+
+def _u16(text):
+    return len(text.encode("utf-16-le")) // 2
+
+
+def _text_of(content):
+    """A tool result's text as a request carries it: a string, a list of {"text": ...} parts, or a JSON object."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(part.get("text", "") for part in content if isinstance(part, dict))
+    if isinstance(content, dict):
+        return content["output"] if isinstance(content.get("output"), str) else json.dumps(content)
+    return ""
+
+
+def request_results(body):
+    """(id, text) of every tool result a request body hands the model: Anthropic tool_result blocks, Gemini
+    functionResponse parts, Responses function_call_output items."""
+    for message in body.get("messages") or []:
+        for block in message.get("content") if isinstance(message.get("content"), list) else []:
+            if isinstance(block, dict) and block.get("type") == "tool_result":
+                yield block.get("tool_use_id"), _text_of(block.get("content"))
+    for content in body.get("contents") or []:
+        for part in content.get("parts") or []:
+            response = part.get("functionResponse") if isinstance(part, dict) else None
+            if response:
+                yield response.get("id") or response.get("name"), _text_of(response.get("response"))
+    for item in body.get("input") if isinstance(body.get("input"), list) else []:
+        if isinstance(item, dict) and item.get("type") in ("function_call_output", "custom_tool_call_output"):
+            yield item.get("call_id"), _text_of(item.get("output"))
+
+
+def write_received(bodies_path, out):
+    """<out>/received.json: what the scripted model server was sent, from its `<LOG>.bodies` (one
+    `<path>\\t<body>` a line): each request's size, and for every tool result the UTF-16 length and head of
+    its text in the first and in the last request that carried it. Read straight from the HTTP bodies,
+    independent of the client's session files and of doctor."""
+    requests, results = [], {}
+    with open(bodies_path, "rb") as f:
+        for index, line in enumerate(f):
+            path, _, raw = line.rstrip(b"\n").partition(b"\t")
+            try:
+                body = json.loads(raw)
+            except ValueError:
+                body = {}
+            requests.append({"path": path.decode(), "bytes": len(raw)})
+            for rid, text in request_results(body if isinstance(body, dict) else {}):
+                seen = {"request": index, "chars": _u16(text), "head": text[:160]}
+                results.setdefault(rid, {"first": seen})["last"] = seen
+    with open(os.path.join(out, "received.json"), "w") as f:
+        json.dump({"source": "the scripted model server's request bodies", "requests": requests,
+                   "results": results}, f, indent=1)

@@ -111,6 +111,15 @@ def test_claude_mcp_and_read_tokens(claude_js):
     assert (_var(claude_js, read.group(1)), _var(claude_js, read.group(2))) == (claude.READ_MAX_BYTES, claude.READ_MAX_TOKENS)
 
 
+def test_claude_mcp_template_meets_the_persistence_gate(claude_js):
+    """Every MCP tool is made from the template `isMcp:!0, …, name:"mcp"`: its maxResultSizeChars sets the
+    gate a result under MAX_MCP_OUTPUT_TOKENS still meets (tests/recordings/claude/raised-limits shows it)."""
+    at = claude_js.index('isMcp:!0,registryToolId:')
+    template = re.match(r'isMcp:!0,registryToolId:\w+,isOpenWorld\(\)\{return!1\},name:"mcp",[^;]*?'
+                        r'maxResultSizeChars:([0-9e.]+),', claude_js[at:at + 400])
+    assert template and float(template.group(1)) == claude.MCP_MAX_RESULT_SIZE_CHARS
+
+
 def test_gemini_limits():
     assert package_version(CLIENTS / "@google" / "gemini-cli") == gemini.VERSION
     core = gemini_core_source()

@@ -7,23 +7,25 @@ Qwen Code's, which the analysis uses for Qwen sessions and under `--budgets qwen
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Mapping
 from pathlib import Path
 
-from doctor.core.agent_rules import claude, codex, gemini
 from doctor.core.agent_rules.model import AgentRules
 
-AGENTS = {claude.AGENT: claude, gemini.AGENT: gemini, codex.AGENT: codex}
+# Each agent's module is imported only for a session of that agent (Codex's reads TOML: tomllib).
+AGENTS = ("claude", "gemini", "codex")
 
 
 def rules_for(agent: str, *, project_dir: Path | None, env: Mapping[str, str], model: str | None = None,
               extra_files: tuple[Path, ...] = (), overrides: Mapping[str, float] | None = None,
               use_default_files: bool = True, threshold: float | None = None) -> AgentRules | None:
     """The agent's rules, or None for an agent doctor judges by Qwen's (Qwen itself, dumps, live hosts)."""
-    if agent == claude.AGENT:
-        return claude.load(project_dir, env, extra_files, overrides, use_default_files)
-    if agent == gemini.AGENT:
-        return gemini.load(project_dir, env, extra_files, overrides, use_default_files, threshold)
-    if agent == codex.AGENT:
-        return codex.load(model, env, extra_files, overrides, use_default_files)
-    return None
+    if agent not in AGENTS:
+        return None
+    module = importlib.import_module(f"doctor.core.agent_rules.{agent}")
+    if agent == "claude":
+        return module.load(project_dir, env, extra_files, overrides, use_default_files)
+    if agent == "gemini":
+        return module.load(project_dir, env, extra_files, overrides, use_default_files, threshold)
+    return module.load(model, env, extra_files, overrides, use_default_files)

@@ -13,12 +13,21 @@ installed package):
 - Bash: `maxResultSizeChars` is `bashOutputMaxChars` from settings, clamped to
   4,000–128,000, else 30,000; its ceiling is 128,000. `BASH_MAX_OUTPUT_LENGTH`
   (default 30,000, capped at 150,000) only sizes the read-back window.
-- Read: refuses a file over `CLAUDE_CODE_FILE_READ_MAX_OUTPUT_TOKENS` tokens
-  (default 25,000) or 262,144 bytes: the refusal is what the model gets.
+- Read: refuses a file over 262,144 bytes (the model gets `File content (…KB)
+  exceeds maximum allowed size (256KB)…`); a file over
+  `CLAUDE_CODE_FILE_READ_MAX_OUTPUT_TOKENS` tokens (default 25,000, counted by
+  the API's count_tokens) is cut to the lines that fit, with no marker in the
+  result (`toolUseResult.file.truncatedByTokenCap`, and a separate
+  `read_truncation_notice` message): recorded in tests/recordings/claude/limits.
 - MCP tools: `MAX_MCP_OUTPUT_TOKENS` (default 25,000) tokens; above it the result
   is saved and the model gets `Error: result (N characters) exceeds maximum
   allowed tokens. Output has been saved to …`. Claude's own char cap for it is
-  tokens × 4 (`S9e()`), used here to convert.
+  tokens × 4 (`S9e()`), used here to convert. A result under that limit still
+  meets the persistence gate: the MCP tool template declares maxResultSizeChars
+  1e5, so above 50,000 chars it is persisted (recorded in
+  tests/recordings/claude/raised-limits: MAX_MCP_OUTPUT_TOKENS=60000 let a
+  152,513-char result past the token check, and Claude persisted it). The MCP
+  budget is therefore min(tokens × 4, 50,000) chars.
 
 Settings are read where Claude Code reads them: `$CLAUDE_CONFIG_DIR/settings.json`
 (default `~/.claude`), `<project>/.claude/settings.json` and
@@ -41,7 +50,7 @@ from doctor.core.agent_rules.model import (
     positive_int,
 )
 from doctor.core.budgets import is_mcp_tool_name
-from doctor.core.sentinels import SENTINEL_PREFIXES
+from doctor.core.sentinels import MICROCOMPACTED, PERSISTED_STUB, SENTINEL_PREFIXES
 from doctor.core.settings import deep_merge, read_settings_file
 
 AGENT = "claude"
@@ -58,6 +67,10 @@ READ_MAX_TOKENS = 25_000  # `esa`
 READ_MAX_BYTES = 262_144  # `N7t`
 MCP_MAX_TOKENS = 25_000  # `E` beside MAX_MCP_OUTPUT_TOKENS
 MCP_CHARS_PER_TOKEN = 4  # `S9e() = d() * 4`
+MCP_MAX_RESULT_SIZE_CHARS = 100_000  # the MCP tool template's (`isMcp:!0, name:"mcp"`) maxResultSizeChars
+# Claude's words for the layers doctor recognises: both the `<persisted-output>` stub and the MCP
+# "Output has been saved to" notice point into the session's tool-results/ folder.
+LAYER_NAMES = {PERSISTED_STUB: "persisted to tool-results/", MICROCOMPACTED: "cleared (microcompact)"}
 # maxResultSizeChars per built-in tool, as 2.1.332 declares it.
 MAX_RESULT_SIZE_CHARS: Mapping[str, float] = {
     "Read": math.inf,
@@ -74,7 +87,7 @@ MAX_RESULT_SIZE_CHARS: Mapping[str, float] = {
 }
 RULE = ("A result is oversized when the model got more than the tool's persistence threshold "
         "(min(maxResultSizeChars, 50,000); Bash: bashOutputMaxChars or 30,000; Read: its token limit; "
-        "MCP: MAX_MCP_OUTPUT_TOKENS × 4 chars) and Claude Code did not persist, refuse or clear it.")
+        "MCP: min(MAX_MCP_OUTPUT_TOKENS × 4, 50,000) chars) and Claude Code did not persist, refuse or clear it.")
 
 
 def config_dir(env: Mapping[str, str]) -> Path:
@@ -116,8 +129,8 @@ def load(project_dir: Path | None, env: Mapping[str, str], extra_files: tuple[Pa
     bash = _bash(merged.get("bashOutputMaxChars"), origin.get("bashOutputMaxChars"))
     read = _tokens_budget(env_value("CLAUDE_CODE_FILE_READ_MAX_OUTPUT_TOKENS"), READ_MAX_TOKENS,
                           "chars ÷ 4 (doctor's estimate: Claude counts Read tokens itself)", 4)
-    mcp = _tokens_budget(env_value("MAX_MCP_OUTPUT_TOKENS"), MCP_MAX_TOKENS,
-                         "× 4, Claude Code's own char cap for MCP results", MCP_CHARS_PER_TOKEN)
+    mcp = _mcp(_tokens_budget(env_value("MAX_MCP_OUTPUT_TOKENS"), MCP_MAX_TOKENS,
+                              "× 4, Claude Code's own char cap for MCP results", MCP_CHARS_PER_TOKEN))
     tools = [ToolRule("Bash", bash, frozenset({"Bash"})), ToolRule("Read", read, frozenset({"Read"})),
              ToolRule("MCP tools (mcp__*)", mcp, matches=is_mcp_tool_name)]
     for name, declared in MAX_RESULT_SIZE_CHARS.items():
@@ -135,7 +148,17 @@ def load(project_dir: Path | None, env: Mapping[str, str], extra_files: tuple[Pa
                            read_back[1] if read_back else DEFAULT)),
               ("persisted-output preview", AgentBudget(PREVIEW_BYTES, "bytes", PREVIEW_BYTES, "default", DEFAULT)))
     return AgentRules(AGENT, CLIENT, VERSION, tuple(tools), fallback, RULE, 0, dict(overrides or {}),
-                      extras, tuple(used), exempt_prefixes=SENTINEL_PREFIXES)
+                      extras, tuple(used), exempt_prefixes=SENTINEL_PREFIXES, layer_names=LAYER_NAMES)
+
+
+def _mcp(tokens: AgentBudget) -> AgentBudget:
+    """The MCP token limit, held to the persistence gate every MCP result meets after it."""
+    gate = min(MCP_MAX_RESULT_SIZE_CHARS, PERSISTENCE_CEILING)
+    if tokens.chars <= gate:
+        return tokens
+    return AgentBudget(tokens.value, TOKENS, gate, tokens.source, tokens.detail,
+                       f"{tokens.conversion}; persisted above {gate:,} chars (maxResultSizeChars "
+                       f"{MCP_MAX_RESULT_SIZE_CHARS:,}, ceiling {PERSISTENCE_CEILING:,})")
 
 
 def _bash(setting: object, where: str | None) -> AgentBudget:

@@ -21,6 +21,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from doctor.core.agent_rules.model import BYTES, TOKENS, AgentBudget, AgentRules, ToolRule, positive_int
+from doctor.core.sentinels import IN_TOOL_TRUNCATION
 from doctor.core.settings import SettingsError
 
 AGENT = "codex"
@@ -31,6 +32,8 @@ BYTES_PER_TOKEN = 4
 CATALOG_TOKEN_LIMIT = 10_000
 FALLBACK_BYTE_LIMIT = 10_000
 HEADER_ALLOWANCE = 1_000
+# Codex's words for the one layer it has: the output cut in place to the truncation policy.
+LAYER_NAMES = {IN_TOOL_TRUNCATION: "truncated to the truncation policy"}
 # Model slugs of the catalog embedded in the 0.171.0 binary (all "tokens", 10,000).
 CATALOG_MODELS = frozenset({
     "gpt-6.2-sol", "gpt-6.2-astra", "gpt-6-astra", "gpt-6.1-sol", "gpt-6.1-terra", "gpt-6-sol", "gpt-6-luna",
@@ -82,4 +85,4 @@ def load(model: str | None, env: Mapping[str, str], extra_files: tuple[Path, ...
     else:
         budget = AgentBudget(FALLBACK_BYTE_LIMIT, BYTES, FALLBACK_BYTE_LIMIT, "default", f"{DEFAULT}: {policy}")
     return AgentRules(AGENT, CLIENT, VERSION, (), ToolRule("every tool", budget), RULE, HEADER_ALLOWANCE,
-                      dict(overrides or {}), (), tuple(used))
+                      dict(overrides or {}), (), tuple(used), layer_names=LAYER_NAMES)

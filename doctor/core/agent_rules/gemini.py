@@ -25,7 +25,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from doctor.core.agent_rules.model import CHARS, TOKENS, AgentBudget, AgentRules, ToolRule
-from doctor.core.sentinels import SENTINEL_PREFIXES
+from doctor.core.sentinels import IN_TOOL_TRUNCATION, PERSISTED_STUB, SENTINEL_PREFIXES
 from doctor.core.settings import deep_merge, read_settings_file
 
 AGENT = "gemini"
@@ -37,6 +37,9 @@ TRUNCATE_THRESHOLD = 40_000  # DEFAULT_TRUNCATE_TOOL_OUTPUT_THRESHOLD
 MASKING_PROTECTION_TOKENS = 50_000  # DEFAULT_TOOL_PROTECTION_THRESHOLD
 MASKING_MIN_PRUNABLE_TOKENS = 30_000  # DEFAULT_MIN_PRUNABLE_TOKENS_THRESHOLD
 THRESHOLD_KEY = "tools.truncateToolOutputThreshold"
+# Gemini's words for the layers doctor recognises: "Output too large. Showing first … For full output see"
+# and the `<tool_output_masked>` preview (doctor's persisted-stub layer, since it points to a saved file).
+LAYER_NAMES = {IN_TOOL_TRUNCATION: "truncated to tool-outputs/", PERSISTED_STUB: "masked (output masking)"}
 RULE = ("A result is oversized when the model got more than tools.truncateToolOutputThreshold chars "
         "(default 40,000) and Gemini CLI did not truncate or mask it; shell and MCP output are truncated "
         "at that threshold, other tools have no limit of their own and are held to the same number.")
@@ -91,7 +94,8 @@ def load(project_dir: Path | None, env: Mapping[str, str], extra_files: tuple[Pa
     tools_rules = (ToolRule(SHELL_TOOL, budget, frozenset({SHELL_TOOL})),
                    ToolRule("MCP tools (mcp_*)", budget, matches=is_mcp_tool))
     return AgentRules(AGENT, CLIENT, VERSION, tools_rules, ToolRule("other tools", others), RULE, 0,
-                      dict(overrides or {}), extras, tuple(used), exempt_prefixes=SENTINEL_PREFIXES)
+                      dict(overrides or {}), extras, tuple(used), exempt_prefixes=SENTINEL_PREFIXES,
+                      layer_names=LAYER_NAMES)
 
 
 def _threshold(value: float, source: str, detail: str) -> AgentBudget:

@@ -80,6 +80,11 @@ class AgentRules:
     settings: tuple[tuple[str, AgentBudget], ...] = ()
     files: tuple[str, ...] = ()
     exempt_prefixes: tuple[str, ...] = ()  # results the agent already bounded (its stubs, notices)
+    layer_names: Mapping[str, str] = field(default_factory=dict)  # doctor's layer -> the agent's own term
+
+    def layer_term(self, layer: str) -> str:
+        """What this agent calls the layer that bounded a result (doctor's generic name if it has none)."""
+        return self.layer_names.get(layer, layer)
 
     @property
     def threshold(self) -> Budget:
@@ -119,6 +124,7 @@ class AgentRules:
             "settings": [{"name": name, **budget.to_json()} for name, budget in self.settings],
             "overrides": {name: (None if not math.isfinite(v) else v) for name, v in self.overrides.items()},
             "files": list(self.files),
+            "layers": dict(self.layer_names),
         }
 
 

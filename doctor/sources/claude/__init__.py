@@ -44,6 +44,18 @@ def sniff(path: Path, head: bytes) -> bool:
 def read(path: Path) -> LoadedSession:
     path = Path(path)
     file = read_claude_file(path)
+    session = session_from_file(file)
+    if not file.is_sidechain_file:
+        session.meta["subagents"] = [_subagent_row(agent, session) for agent in _subagent_files(path)]
+    return session
+
+
+def session_from_file(file: ClaudeFile, *, details: bool = True) -> LoadedSession:
+    """The session of one file read to its end, without the subagents' figures (separate files, never
+    in this history). `doctor statusline` gets the file from a resumed read and asks for no
+    `details`: its meta then holds only what the retention figures depend on (the client version
+    and cwd), not the whole-file and compaction tallies or the persisted-output rows (a stat each)."""
+    path = file.path
     contents = file.thread.contents
     session = LoadedSession(
         agent=NAME,
@@ -56,11 +68,9 @@ def read(path: Path) -> LoadedSession:
         project_dir=path.parent.parent.parent if path.parent.name == "subagents" else path.parent,
         spill_roots=spill_roots(path),
         started=file.started,
-        meta=_meta(file),
+        meta=_meta(file) if details else {"client_version": file.version, "cwd": file.cwd},
     )
     _add_thread_side_channels(file, session)
-    if not file.is_sidechain_file:
-        session.meta["subagents"] = [_subagent_row(agent, session) for agent in _subagent_files(path)]
     return session
 
 

@@ -18,17 +18,15 @@ from pathlib import Path
 
 from doctor.sources.base import SideChannelCopy, SourceIssue
 from doctor.sources.claude.blocks import assistant_parts, user_parts
-from doctor.sources.claude_codex_common import CallNames, result_text, text_chars
+from doctor.sources.claude.lines import ClaudeRecord, iter_records
+from doctor.sources.claude_codex_common import CallNames, result_text
 from doctor.sources.claude.spill import is_persisted_stub, persisted_output, spill_roots
 from doctor.sources.claude.thread import ClaudeThread
-from doctor.sources.jsonl import iter_json_lines
+from doctor.sources.jsonl import Cursor
 
 TOOL_USE_RESULT = "toolUseResult"
 PROGRESS = "progress"
 ATTACHMENT = "attachment"
-# Records `read_claude_file` takes nothing from (the client's copies of its API requests, 2.1.3xx):
-# they are checked to be valid JSON but not built.
-UNREAD_RECORD_TYPES = frozenset({"api-request", "api-request-shape", "api-request-blob"})
 
 
 @dataclass
@@ -64,49 +62,68 @@ class ClaudeFile:
 
 def read_claude_file(path: Path) -> ClaudeFile:
     """Read `path` (never writing to it) into a ClaudeFile."""
-    file = ClaudeFile(path)
-    seen_uuids: set[str] = set()
-    result_lines: dict[str, int] = {}
-    for line in iter_json_lines(path, file.issues, ignore_types=UNREAD_RECORD_TYPES):
-        record = line.value
-        if not isinstance(record, dict):
-            file.issues.append(SourceIssue(path, line.number, "record is not a JSON object; skipped"))
-            continue
-        kind = record.get("type")
-        if kind in ("user", "assistant"):
-            uuid = record.get("uuid")
-            if isinstance(uuid, str):
-                if uuid in seen_uuids:
-                    file.issues.append(SourceIssue(path, line.number, f"duplicate record uuid {uuid}; the first copy is kept", "note"))
-                    continue
-                seen_uuids.add(uuid)
-            _take_message(file, record, line.number, result_lines)
-        elif kind == "system":
-            _take_system(file, record)
-        elif kind == PROGRESS:
-            file.side(PROGRESS).add(text_chars(record.get("data")))
-        elif kind == ATTACHMENT:
-            file.side(ATTACHMENT).add(text_chars(record.get("attachment")))
-    file.names.resolve(path, file.issues, "tool_result for tool_use")
-    return file
+    reader = ClaudeFileReader(path)
+    reader.feed()
+    return reader.finish()
 
 
-def _take_message(file: ClaudeFile, record: dict, number: int, result_lines: dict[str, int]) -> None:
+class ClaudeFileReader:
+    """The single pass, resumable: `feed` reads on from where the last `feed` stopped.
+
+    `doctor statusline` keeps one of these (pickled) per transcript and feeds it only the lines
+    appended since, so its state is everything the pass needs to go on: the file so far, the
+    uuids and result lines seen, and the cursor. `finish` names results whose call came later
+    and must be the last call: it changes the file it returns.
+    """
+
+    def __init__(self, path: Path):
+        self.file = ClaudeFile(path)
+        self.cursor = Cursor()
+        self._seen_uuids: set[str] = set()
+        self._result_lines: dict[str, int] = {}
+
+    def feed(self, *, whole_lines_only: bool = False) -> None:
+        """Read the lines from the cursor on (see `iter_records` for `whole_lines_only`)."""
+        file = self.file
+        path, seen_uuids, result_lines = file.path, self._seen_uuids, self._result_lines
+        for number, record in iter_records(path, file.issues, self.cursor, whole_lines_only=whole_lines_only):
+            kind = record.kind
+            if kind == "user" or kind == "assistant":
+                uuid = record.uuid
+                if isinstance(uuid, str):
+                    if uuid in seen_uuids:
+                        file.issues.append(SourceIssue(path, number, f"duplicate record uuid {uuid}; the first copy is kept", "note"))
+                        continue
+                    seen_uuids.add(uuid)
+                _take_message(file, record, number, result_lines)
+            elif kind == "system":
+                _take_system(file, record)
+            elif kind == PROGRESS:
+                file.side(PROGRESS).add(record.copy_chars)
+            elif kind == ATTACHMENT:
+                file.side(ATTACHMENT).add(record.copy_chars)
+
+    def finish(self) -> ClaudeFile:
+        self.file.names.resolve(self.file.path, self.file.issues, "tool_result for tool_use")
+        return self.file
+
+
+def _take_message(file: ClaudeFile, record: ClaudeRecord, number: int, result_lines: dict[str, int]) -> None:
     _note_identity(file, record)
     if file.is_sidechain_file is None:
-        file.is_sidechain_file = record.get("isSidechain") is True
-    thread = file.sidechain if record.get("isSidechain") is True and not file.is_sidechain_file else file.thread
-    message = record.get("message")
+        file.is_sidechain_file = record.is_sidechain is True
+    thread = file.sidechain if record.is_sidechain is True and not file.is_sidechain_file else file.thread
+    message = record.message
     if not isinstance(message, dict):
-        file.issues.append(SourceIssue(file.path, number, f"{record.get('type')} record without a message; skipped"))
+        file.issues.append(SourceIssue(file.path, number, f"{record.kind} record without a message; skipped"))
         return
-    if record.get("type") == "assistant":
+    if record.kind == "assistant":
         thread.add_assistant(message.get("id"), assistant_parts(message.get("content"), file.names, number))
         return
     parts, has_results = user_parts(message.get("content"), file.names, number)
     thread.add_user(parts, has_results)
-    if "toolUseResult" in record:
-        file.side(TOOL_USE_RESULT).add(text_chars(record["toolUseResult"]))
+    if record.tool_use_result_chars is not None:
+        file.side(TOOL_USE_RESULT).add(record.tool_use_result_chars)
     for part in parts if has_results else ():
         fr = part.get("functionResponse")
         if fr is None:
@@ -117,14 +134,14 @@ def _take_message(file: ClaudeFile, record: dict, number: int, result_lines: dic
             file.stubs.append((fr, text, thread.boundaries))
 
 
-def _note_identity(file: ClaudeFile, record: dict) -> None:
-    if file.session_id is None and isinstance(record.get("sessionId"), str):
-        file.session_id = record["sessionId"]
-        file.started = record.get("timestamp")
-        file.version = record.get("version")
-        file.cwd = record.get("cwd") if isinstance(record.get("cwd"), str) else None
-    if file.agent_id is None and isinstance(record.get("agentId"), str):
-        file.agent_id = record["agentId"]
+def _note_identity(file: ClaudeFile, record: ClaudeRecord) -> None:
+    if file.session_id is None and isinstance(record.session_id, str):
+        file.session_id = record.session_id
+        file.started = record.timestamp
+        file.version = record.version
+        file.cwd = record.cwd if isinstance(record.cwd, str) else None
+    if file.agent_id is None and isinstance(record.agent_id, str):
+        file.agent_id = record.agent_id
 
 
 def _note_duplicate_result(file: ClaudeFile, tool_use_id: object, number: int, result_lines: dict[str, int]) -> None:
@@ -136,10 +153,8 @@ def _note_duplicate_result(file: ClaudeFile, tool_use_id: object, number: int, r
             file.path, number, f"second tool_result for {tool_use_id} (first on line {first}); both are counted"))
 
 
-def _take_system(file: ClaudeFile, record: dict) -> None:
-    subtype = record.get("subtype")
-    if subtype == "compact_boundary":
+def _take_system(file: ClaudeFile, record: ClaudeRecord) -> None:
+    if record.subtype == "compact_boundary":
         file.thread.compact()
-    elif subtype == "microcompact_boundary":
-        metadata = record.get("microcompactMetadata")
-        file.thread.microcompact(metadata.get("compactedToolIds") if isinstance(metadata, dict) else None)
+    elif record.subtype == "microcompact_boundary":
+        file.thread.microcompact(record.compacted_ids)

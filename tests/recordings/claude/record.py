@@ -13,18 +13,30 @@ $HOME/.claude/projects/ is copied (byte-exact, modes kept) to <here>/<scenario>/
 script.json is written next to it, and meta.json (notes kept from an existing meta.json).
 After re-recording, regenerate the expected figures with the independent snippet:
     python3 <scenario>/expected.method.txt <scenario> > <scenario>/expected.json
+(the limit scenarios, which have no expected.method.txt: python3 ../limit_figures.py <scenario> > <scenario>/expected.json;
+their received.json, what the model server was sent, is written by the recording itself)
 and review meta.json notes (they quote ids, spill names and sizes of the committed recording).
 """
-import os, shutil, subprocess, sys
+import json, os, shutil, subprocess, sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 from recording_kit import (CLIENTS, FAKES, FILES, MID, client_env, copy_session_files, fake_server, main,  # noqa: E402
-                           prepare, run_client, scratch_root, walk_files, write_meta)
+                           prepare, run_client, scratch_root, walk_files, write_meta, write_received)
 
 BIN = os.environ.get("CLAUDE_BIN", os.path.join(CLIENTS, "@anthropic-ai/claude-code-linux-x64/claude"))
 FAKE = os.environ.get("FAKE_ANTHROPIC", os.path.join(FAKES, "anthropic.py"))
 ROOT = scratch_root("claude")
+MCP_SERVER = os.path.join(HERE, "mcp_big.py")  # run with this interpreter (needs the repo's `mcp` extra)
+MCP_TOOL = "mcp__big__big_text"  # Claude's name for the server's one tool
+# 2,500 lines x 60 chars = 150,000 chars (~37,500 tokens at 4 chars a token: over Read's 25,000-token default,
+# under its 262,144-byte cap); huge.txt is 5,000 such lines = 300,000 bytes (over the byte cap).
+BIG_FILES = {"big.txt": "".join("read row %05d " % i + "r" * 45 + "\n" for i in range(1, 2501)),
+             "huge.txt": "".join("huge row %05d " % i + "h" * 45 + "\n" for i in range(1, 5001))}
+# The user raised every limit the session hits: Bash's setting, and the two token limits through the `env`
+# block of ~/.claude/settings.json (Claude copies it into its environment at start).
+RAISED = {"bashOutputMaxChars": 128000,
+          "env": {"MAX_MCP_OUTPUT_TOKENS": "60000", "CLAUDE_CODE_FILE_READ_MAX_OUTPUT_TOKENS": "60000"}}
 
 SCENARIOS = {
     "big-outputs": {"port": 18311, "steps": [
@@ -68,6 +80,19 @@ SCENARIOS = {
         "Summary: the user ran seq 1 20, two failing calls and read notes.txt.",
         [{"name": "Bash", "input": {"command": "echo after-compact; seq 1 3", "description": "after compact"}}],
         "Finished after the compaction."]},
+    # Claude's own limits acting on a large MCP result and two large Reads (defaults: no settings file).
+    "limits": {"port": 18315, "mcp": True, "files": BIG_FILES, "steps": [
+        [{"name": MCP_TOOL, "input": {"lines": 2500}}],
+        [{"name": "Read", "input": {"file_path": "{W}/big.txt"}}],
+        [{"name": "Read", "input": {"file_path": "{W}/huge.txt"}}],
+        [{"name": "Bash", "input": {"command": MID, "description": "mid-size rows"}}],
+        "All done: Claude's limits recorded."]},
+    # The same calls with the limits raised in ~/.claude/settings.json (kept in the recording).
+    "raised-limits": {"port": 18316, "mcp": True, "files": BIG_FILES, "settings": RAISED, "steps": [
+        [{"name": MCP_TOOL, "input": {"lines": 2500}}],
+        [{"name": "Read", "input": {"file_path": "{W}/big.txt"}}],
+        [{"name": "Bash", "input": {"command": MID, "description": "mid-size rows"}}],
+        "All done: raised limits recorded."]},
 }
 
 
@@ -79,19 +104,29 @@ def main_session_id(home):
 
 def record(name):
     sc = SCENARIOS[name]
-    base, home, w, out, spath = prepare(ROOT, HERE, name, sc["steps"], FILES)
+    base, home, w, out, spath = prepare(ROOT, HERE, name, sc["steps"], {**FILES, **sc.get("files", {})})
     log = os.path.join(base, "fake.log")
+    kept = []
+    if "settings" in sc:
+        settings = os.path.join(home, ".claude", "settings.json")
+        os.makedirs(os.path.dirname(settings))
+        with open(settings, "w") as f:
+            json.dump(sc["settings"], f, indent=1)
+        kept.append(settings)
     env = client_env(home, CLAUDE_CONFIG_DIR=os.path.join(home, ".claude"),
                      ANTHROPIC_BASE_URL="http://127.0.0.1:%d" % sc["port"], ANTHROPIC_API_KEY="sk-fake",
                      CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1", DISABLE_AUTOUPDATER="1", DISABLE_TELEMETRY="1",
                      DISABLE_ERROR_REPORTING="1", IS_SANDBOX="1")
     with fake_server(FAKE, sc["port"], spath, log):
         flags = ["--dangerously-skip-permissions", "--tools", "Bash,Read,Grep,Glob,Write,Edit,Agent"]
+        if sc.get("mcp"):
+            config = {"mcpServers": {"big": {"command": sys.executable, "args": [MCP_SERVER]}}}
+            flags += ["--strict-mcp-config", "--mcp-config", json.dumps(config)]
         run_client(name, base, [BIN, "-p", "go", *flags], w, env, stderr_tail=500)
         for prompt in sc.get("resume", []):
             run_client(name, base, [BIN, "--resume", main_session_id(home), "-p", prompt, *flags], w, env, stderr_tail=500)
     # copy session data only
-    files = copy_session_files(walk_files(os.path.join(home, ".claude", "projects")), home, out)
+    files = copy_session_files(kept + list(walk_files(os.path.join(home, ".claude", "projects"))), home, out)
     sid = None
     for rel in files:
         fn = os.path.basename(rel)
@@ -100,6 +135,7 @@ def record(name):
     version = subprocess.run([BIN, "--version"], capture_output=True, text=True, env=env).stdout.split()[0]
     write_meta(out, "claude", version, sid, w, home, files)
     shutil.copy(log, os.path.join(base, "fake.log.keep"))
+    write_received(log + ".bodies", out)
 
 
 if __name__ == "__main__":

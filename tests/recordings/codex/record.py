@@ -12,6 +12,8 @@ Each scenario runs with HOME=/tmp/crec/codex/<scenario>/home and CODEX_HOME=$HOM
 Only $CODEX_HOME/sessions/** is copied (byte-exact, modes kept) to <here>/<scenario>/home/.codex/sessions/.
 After re-recording, regenerate the expected figures with the independent snippet:
     python3 <scenario>/expected.method.txt <scenario> > <scenario>/expected.json
+(the limit scenarios, which have no expected.method.txt: python3 ../limit_figures.py <scenario> > <scenario>/expected.json;
+their received.json, what the model server was sent, is written by the recording itself)
 and review meta.json notes (they quote ids, spill names and sizes of the committed recording).
 """
 import json, os, subprocess, sys
@@ -19,7 +21,7 @@ import json, os, subprocess, sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 from recording_kit import (CLIENTS, FAKES, FILES, MID, client_env, copy_session_files, fake_server, main,  # noqa: E402
-                           prepare, run_client, scratch_root, walk_files, write_meta)
+                           prepare, run_client, scratch_root, walk_files, write_meta, write_received)
 
 BIN = os.environ.get("CODEX_BIN", os.path.join(CLIENTS, "@openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl/bin/codex"))
 FAKE = os.environ.get("FAKE_RESPONSES", os.path.join(FAKES, "openai_responses.py"))
@@ -60,6 +62,12 @@ SCENARIOS = {
         [{"name": "exec_command", "args": {"cmd": "echo to-stderr >&2; echo partial; exit 3"}},
          {"name": "exec_command", "args": {"cmd": "cat missing.txt"}}],
         "All done: parallel and errors recorded."]},
+    # The user raised tool_output_token_limit in $CODEX_HOME/config.toml (kept in the recording): the
+    # 102,000-byte print is let through whole; the 1,288,895-byte count is still cut.
+    "raised-limit": {"port": 18333, "config": "tool_output_token_limit = 50000\n", "steps": [
+        [{"name": "exec_command", "args": {"cmd": MID, "max_output_tokens": 50000}}],
+        [{"name": "exec_command", "args": {"cmd": "seq 1 200000", "max_output_tokens": 50000}}],
+        "All done: raised limit recorded."]},
 }
 
 
@@ -69,12 +77,13 @@ def record(name):
     ch = os.path.join(home, ".codex")
     os.makedirs(ch)
     with open(os.path.join(ch, "config.toml"), "w") as f:
-        f.write(CONFIG % sc["port"])
+        f.write(sc.get("config", "") + CONFIG % sc["port"])
     env = client_env(home, CODEX_HOME=ch, FAKE_API_KEY="sk-fake", OPENAI_API_KEY="sk-fake", RUST_LOG="error")
     with fake_server(FAKE, sc["port"], spath, os.path.join(base, "fake.log")):
         run_client(name, base, [BIN, "exec", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox", "go"],
                    w, env, stdin=subprocess.DEVNULL)
-    files = copy_session_files(walk_files(os.path.join(ch, "sessions")), home, out)
+    kept = [os.path.join(ch, "config.toml")] if "config" in sc else []  # what doctor must read too
+    files = copy_session_files(kept + list(walk_files(os.path.join(ch, "sessions"))), home, out)
     sid = None
     for rel in files:
         fn = os.path.basename(rel)
@@ -84,6 +93,7 @@ def record(name):
             sid = (first.get("payload") or {}).get("id") or sid
     version = subprocess.run([BIN, "--version"], capture_output=True, text=True, env=env).stdout.strip().split()[-1]
     write_meta(out, "codex", version, sid, w, home, files)
+    write_received(os.path.join(base, "fake.log.bodies"), out)
 
 
 if __name__ == "__main__":

@@ -12,6 +12,8 @@ loopback port.  Only session data is copied (byte-exact, modes kept) to <here>/<
 tmp/<project>/chats/**, tmp/<project>/tool-outputs/**, and projects.json (the slug registry).
 After re-recording, regenerate the expected figures with the independent snippet:
     python3 <scenario>/expected.method.txt <scenario> > <scenario>/expected.json
+(the limit scenarios, which have no expected.method.txt: python3 ../limit_figures.py <scenario> > <scenario>/expected.json;
+their received.json, what the model server was sent, is written by the recording itself)
 and review meta.json notes (they quote ids, spill names and sizes of the committed recording).
 """
 import json, os, subprocess, sys
@@ -19,7 +21,7 @@ import json, os, subprocess, sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 from recording_kit import (CLIENTS, FAKES, FILES, MID, client_env, copy_session_files, fake_server, main,  # noqa: E402
-                           prepare, run_client, scratch_root, write_meta)
+                           prepare, run_client, scratch_root, write_meta, write_received)
 
 JS = os.environ.get("GEMINI_JS", os.path.join(CLIENTS, "@google/gemini-cli/bundle/gemini.js"))
 FAKE = os.environ.get("FAKE_GEMINI", os.path.join(FAKES, "gemini.py"))
@@ -53,6 +55,12 @@ SCENARIOS = {
         [{"name": "run_shell_command", "args": {"command": "echo to-stderr >&2; echo partial; exit 3", "description": "fails"}},
          {"name": "read_file", "args": {"file_path": "{W}/missing.txt"}}],
         "All done: parallel and errors recorded."]},
+    # The user raised tools.truncateToolOutputThreshold in ~/.gemini/settings.json (kept in the recording):
+    # a 102,000-char shell output is let through whole; a 588,895-char one is still cut at the new threshold.
+    "raised-limit": {"port": 18323, "settings": {"tools": {"truncateToolOutputThreshold": 200000}}, "steps": [
+        [{"name": "run_shell_command", "args": {"command": MID, "description": "mid-size rows"}}],
+        [{"name": "run_shell_command", "args": {"command": "seq 1 100000", "description": "big count"}}],
+        "All done: raised limit recorded."]},
 }
 
 
@@ -62,12 +70,12 @@ def record(name):
     g = os.path.join(home, ".gemini")
     os.makedirs(g)
     with open(os.path.join(g, "settings.json"), "w") as f:
-        json.dump(SETTINGS, f, indent=1)
+        json.dump({**SETTINGS, **sc.get("settings", {})}, f, indent=1)
     env = client_env(home, GOOGLE_GEMINI_BASE_URL="http://127.0.0.1:%d" % sc["port"], GEMINI_API_KEY="fake",
                      GEMINI_CLI_TRUST_WORKSPACE="true", NO_BROWSER="1", CI="")
     with fake_server(FAKE, sc["port"], spath, os.path.join(base, "fake.log")):
         run_client(name, base, ["node", JS, "-p", "go", "--yolo"], w, env)
-    keep = []
+    keep = [os.path.join(g, "settings.json")] if "settings" in sc else []  # what doctor must read too
     if os.path.exists(os.path.join(g, "projects.json")):
         keep.append(os.path.join(g, "projects.json"))
     for dp, dn, fns in os.walk(os.path.join(g, "tmp")):
@@ -82,6 +90,7 @@ def record(name):
                 sid = json.loads(f.readline()).get("sessionId")
     version = subprocess.run(["node", JS, "--version"], capture_output=True, text=True, env=env).stdout.strip()
     write_meta(out, "gemini", version, sid, w, home, files)
+    write_received(os.path.join(base, "fake.log.bodies"), out)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,77 @@
+"""`doctor statusline AGENT`: the status line command of Claude Code (`statusLine`) and Qwen Code (`ui.statusLine`).
+
+The agent runs it after each turn with a JSON object on stdin (Claude: `transcript_path`,
+`session_id`, `cwd`; Qwen: `session_id`, `workspace.current_dir`) and shows what it prints:
+one line with the tool output the session keeps in context (chars, tokens, results), how many
+results are oversized and the tool keeping the most, the figures of `doctor memory --json`.
+It reads only what the transcript gained since the last call (`doctor.statusline`). It never
+breaks the agent's screen: stdout gets that line, or a short neutral one (no transcript yet, or
+a problem, whose one-line reason goes to stderr and `<cache>/statusline/last-error.txt`); the
+exit code is always 0.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from doctor import exitcodes
+
+AGENTS = ("claude", "qwen")
+UNAVAILABLE = "doctor: —"
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser("statusline", help="the one-line status of Claude Code's or Qwen Code's status line",
+                                   description=__doc__.splitlines()[0])
+    parser.add_argument("agent", choices=AGENTS)
+    parser.set_defaults(handler=run)
+
+
+def run(args) -> int:
+    try:
+        line = status(args.agent, sys.stdin.buffer.read(1 << 20))
+    except Exception as exc:  # noqa: BLE001  (a status line must never show a traceback)
+        _log(f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}")
+        line = UNAVAILABLE
+    sys.stdout.write(line + "\n")
+    return exitcodes.OK
+
+
+def status(agent: str, stdin: bytes) -> str:
+    from doctor.integrations.session import locate
+
+    payload = json.loads(stdin or b"{}")
+    payload = payload if isinstance(payload, dict) else {}
+    transcript = _text(payload.get("transcript_path"))
+    workspace = payload.get("workspace")
+    cwd = _text(payload.get("cwd")) or (_text(workspace.get("current_dir")) if isinstance(workspace, dict) else None)
+    found = locate(agent, _text(payload.get("session_id")), Path(cwd) if cwd else Path.cwd(),
+                   transcript=Path(transcript) if transcript else None)
+    if found.path is None:
+        return "doctor: no tool results yet"
+    from doctor.statusline.line import figures, render
+    from doctor.statusline.update import current_session
+
+    found_figures = figures(current_session(agent, found.path))
+    if found_figures is None:
+        _log(f"{found.path}: retention diagnostics unavailable for this history (see doctor memory)")
+        return UNAVAILABLE
+    return render(found_figures)
+
+
+def _text(value) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+def _log(message: str) -> None:
+    print(f"doctor statusline: {message}", file=sys.stderr)
+    try:
+        from doctor.statusline.cache import cache_dir
+
+        folder = cache_dir()
+        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        (folder / "last-error.txt").write_text(message + "\n", encoding="utf-8")
+    except OSError:
+        pass

@@ -1,0 +1,49 @@
+"""The status line's figures, from the same analysis as `doctor memory --json`, and the line itself.
+
+`figures` runs `doctor.assemble.report_for_session` with the options `doctor memory` uses by
+default (the session's agent's rules, doctor's budget config), so each number is the one the
+JSON report prints: `toolResultRetention.toolResultCount`, `totalChars`, `oversizedResultCount`,
+`retention.totalTokens`, and the first `retention.perTool` row (the tool keeping the most).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from doctor.report.figures import figure
+from doctor.report.inert import inert_line
+from doctor.sources.base import LoadedSession
+
+
+@dataclass(frozen=True)
+class Figures:
+    results: int
+    chars: float
+    tokens: int
+    oversized: int
+    top_tool: str | None
+    top_chars: float
+
+
+def figures(session: LoadedSession) -> Figures | None:
+    """None when the analysis is unavailable for this history (`doctor memory` says why)."""
+    from doctor.assemble import ReportOptions, report_for_session
+    from doctor.config import load_budget_overrides
+
+    analysis = report_for_session(session, ReportOptions(tool_budgets=load_budget_overrides())).retention
+    if analysis is None:
+        return None
+    stats = analysis.stats
+    tools = analysis.per_tool()
+    return Figures(stats.tool_result_count, stats.total_chars, stats.total_tokens, stats.oversized_result_count,
+                   tools[0].tool if tools else None, tools[0].chars if tools else 0)
+
+
+def render(found: Figures) -> str:
+    """`doctor: 12,767 chars (~3,192 tok) in 5 tool results · 1 oversized · most: Read 8,054`."""
+    results = f"{figure(found.results)} tool result{'' if found.results == 1 else 's'}"
+    line = f"doctor: {figure(found.chars)} chars (~{figure(found.tokens)} tok) in {results}"
+    line += f" · {figure(found.oversized)} oversized"
+    if found.top_tool is not None:
+        line += f" · most: {inert_line(found.top_tool) or '(unnamed)'} {figure(found.top_chars)}"
+    return line

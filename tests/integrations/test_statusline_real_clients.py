@@ -1,0 +1,85 @@
+"""doctor's status line in the real Claude Code and Qwen Code, interactive, in a tmux pane.
+
+Each test installs doctor into a throwaway HOME with `doctor install` (which writes the
+statusLine / ui.statusLine setting), starts the real client interactively in tmux against the
+scripted model, and reads the screen: first doctor's "no tool results yet" line (the client ran
+the command before any turn), then, after a prompt that makes the model run one shell command,
+doctor's line with the figures `doctor memory --json` gives for the session the client recorded.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from tests.conftest import REQUIRE_REFERENCE
+from tests.integrations.clients import CLAUDE, QWEN, Sandbox
+from tests.integrations.tmux import TMUX, Pane
+
+pytestmark = [pytest.mark.slow]
+LINE = r"doctor: ([\d,]+) chars \(~([\d,]+) tok\) in 1 tool result · ([\d,]+) oversized · most: (\S+) ([\d,]+)"
+STEPS = [[{"name": "{tool}", "args": {"command": "seq 1 2000", "description": "numbers"}}], "All done."]
+
+
+def _needs(client):
+    reason = client.missing() or (None if TMUX else "tmux is not installed")
+    return pytest.mark.skipif(bool(reason) and not REQUIRE_REFERENCE, reason=reason or "")
+
+
+def _steps(tool: str) -> list:
+    return json.loads(json.dumps(STEPS).replace("{tool}", tool))
+
+
+def _number(text: str) -> int:
+    return int(text.replace(",", ""))
+
+
+def _memory(box: Sandbox, transcript) -> tuple:
+    data = json.loads(box.doctor("memory", "--json", str(transcript)).stdout)
+    top = data["retention"]["perTool"][0]
+    return (data["toolResultRetention"]["totalChars"], data["retention"]["totalTokens"],
+            data["toolResultRetention"]["oversizedResultCount"], top["tool"], top["chars"])
+
+
+def _shown(match: re.Match) -> tuple:
+    return _number(match[1]), _number(match[2]), _number(match[3]), match[4], _number(match[5])
+
+
+def _drive(box: Sandbox, client, args: list[str], steps: list, ready: str, env: dict | None = None) -> re.Match:
+    pane = Pane(box.root)
+    with client.server(box, steps) as (port, _):
+        try:
+            pane.start(client.command(port, args), box.project,
+                       {**client.environment(box, port), "TERM": "xterm-256color", **(env or {})})
+            pane.wait_for(ready)
+            pane.wait_for(r"doctor: no tool results yet")
+            pane.type("count to 2000 please")
+            return pane.wait_for(LINE)
+        finally:
+            pane.close()
+
+
+@_needs(CLAUDE)
+@pytest.mark.ci
+def test_claude_shows_doctors_status_line(tmp_path):
+    box = Sandbox(tmp_path)
+    assert "statusLine" in (box.doctor("install", "claude").stdout + (box.home / ".claude/settings.json").read_text())
+    # What a user who has run Claude Code before has: onboarding done, this folder trusted, the key approved.
+    (box.home / ".claude" / ".claude.json").write_text(json.dumps({
+        "hasCompletedOnboarding": True, "theme": "dark", "numStartups": 5,
+        "customApiKeyResponses": {"approved": ["sk-fake"], "rejected": []},
+        "projects": {str(box.project): {"hasTrustDialogAccepted": True, "hasCompletedProjectOnboarding": True}}}))
+    shown = _drive(box, CLAUDE, ["--allowedTools", "Bash"], _steps("Bash"), r"❯")
+    [transcript] = (box.home / ".claude" / "projects").glob("*/*.jsonl")
+    assert _shown(shown) == _memory(box, transcript) and shown[4] == "Bash"
+
+
+@_needs(QWEN)
+def test_qwen_shows_doctors_status_line(tmp_path):
+    box = Sandbox(tmp_path)
+    box.doctor("install", "qwen")
+    shown = _drive(box, QWEN, ["--approval-mode", "yolo"], _steps("run_shell_command"), r"Type your message")
+    [transcript] = (box.home / ".qwen" / "projects").glob("*/chats/*.jsonl")
+    assert _shown(shown) == _memory(box, transcript) and shown[4] == "run_shell_command"
