@@ -10,19 +10,25 @@ characters), written compactly as Node's JSON.stringify does; `--content recorde
 keeps the recording's own text. `--keep PATH` writes the file there (or reuses it).
 
 Measured in the same run, medians of `--repeat` runs, each in a fresh
-subprocess (so ru_maxrss is that run's peak):
-- baseline: the fastest of orjson and msgspec decoding each line and
-  discarding it (the floor for anything that must parse every line);
+subprocess, interleaved (so drift and other load hit every kind alike):
+- baseline: `for line in open(f, "rb"): msgspec.json.Decoder().decode(line)` (the issue's),
+  and the same with orjson.loads; the faster one is the yardstick;
 - reader: `open_session` + the streamed history through Qwen's retention
-  counters (`qwen_retention_totals`).
+  counters (`qwen_retention_totals`), imports included.
+Memory: ru_maxrss is the peak resident set, which counts the pages of the
+memory-mapped recording the reader touched (it drops them every 8 MB, but they
+count while mapped); the child also reports RssAnon and RssFile from
+/proc/self/status at the end (the heap vs file pages still mapped), and
+VmHWM. The load average is printed before and after.
 
-Usage: python benchmarks/bench_qwen_reader.py [--size-mb 1024] [--repeat 3] [--out FILE]
+Usage: python benchmarks/bench_qwen_reader.py [--size-mb 1024] [--repeat 3] [--keep PATH] [--out FILE]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import resource
 import statistics
@@ -135,7 +141,7 @@ def run_baseline(path: str, decoder: str) -> None:
     if decoder == "msgspec":
         import msgspec
 
-        decode = msgspec.json.decode
+        decode = msgspec.json.Decoder().decode
     else:
         import orjson
 
@@ -167,7 +173,13 @@ def child(kind: str, path: str) -> None:
     result = run_reader(path) if kind == "reader" else run_baseline(path, kind)
     seconds = time.perf_counter() - start
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    print(json.dumps({"seconds": seconds, "peak_kib": peak, "result": result}))
+    status = {}
+    with open("/proc/self/status") as handle:  # Linux: the split of what is resident now
+        for line in handle:
+            key, _, value = line.partition(":")
+            if key in ("RssAnon", "RssFile", "VmHWM"):
+                status[key] = int(value.split()[0])
+    print(json.dumps({"seconds": seconds, "peak_kib": peak, "status_kib": status, "result": result}))
 
 
 def measure(kind: str, path: Path) -> dict:
@@ -193,20 +205,23 @@ def main() -> None:
     parser.add_argument("--size-mb", type=int, default=1024)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--out", type=Path, default=None, help="append a Markdown table to this file")
+    parser.add_argument("--keep", type=Path, default=None, help="write the recording here, or reuse it")
     parser.add_argument("--child", nargs=2, metavar=("KIND", "PATH"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         child(*args.child)
         return
+    load_before = os.getloadavg()
     with tempfile.TemporaryDirectory(prefix="bench-qwen-") as tmp:
-        path = Path(tmp) / "session.jsonl"
-        records = generate(path, args.size_mb)
+        path = args.keep or Path(tmp) / "session.jsonl"
+        records = generate(path, args.size_mb) if not path.exists() else sum(1 for _ in path.open("rb"))
         size = path.stat().st_size
         kinds = [*available_decoders(), "reader"]
         runs: dict[str, list[dict]] = {kind: [] for kind in kinds}
         for _ in range(args.repeat):
             for kind in kinds:  # interleaved, so drift hits every kind alike
                 runs[kind].append(measure(kind, path))
+    load_after = os.getloadavg()
     medians = {
         kind: (statistics.median(r["seconds"] for r in rs), statistics.median(r["peak_kib"] for r in rs))
         for kind, rs in runs.items()
@@ -215,16 +230,23 @@ def main() -> None:
     baseline_seconds = medians[baseline_kind][0]
     mb = size / 1024 / 1024
     lines = [
-        f"Recording: {mb:,.0f} MB, {records:,} records; medians of {args.repeat} runs, Python {sys.version.split()[0]}",
+        f"Recording: {mb:,.0f} MB, {records:,} records; medians of {args.repeat} interleaved runs, "
+        f"Python {sys.version.split()[0]}; load average {load_before[0]:.1f} before, {load_after[0]:.1f} after",
         "",
-        "| run | seconds | MB/s | × baseline | peak RSS (MB) |",
-        "|---|---:|---:|---:|---:|",
+        "| run | seconds (median) | all runs | MB/s | × baseline | ru_maxrss MB | RssAnon MB at end | RssFile MB at end |",
+        "|---|---:|---|---:|---:|---:|---:|---:|",
     ]
     for kind in kinds:
         seconds, peak = medians[kind]
         label = f"baseline ({kind})" if kind != "reader" else "reader + retention counters"
-        lines.append(f"| {label} | {seconds:.2f} | {mb / seconds:,.0f} | {baseline_seconds / seconds:.2f} | {peak / 1024:,.0f} |")
-    lines += ["", f"Reader result: {runs['reader'][0]['result']}"]
+        every = ", ".join(f"{r['seconds']:.2f}" for r in runs[kind])
+        anon = statistics.median(r["status_kib"].get("RssAnon", 0) for r in runs[kind]) / 1024
+        mapped = statistics.median(r["status_kib"].get("RssFile", 0) for r in runs[kind]) / 1024
+        lines.append(f"| {label} | {seconds:.2f} | {every} | {mb / seconds:,.0f} | {baseline_seconds / seconds:.2f} | "
+                     f"{peak / 1024:,.0f} | {anon:,.0f} | {mapped:,.0f} |")
+    pairs = [b["seconds"] / r["seconds"] for b, r in zip(runs[baseline_kind], runs["reader"])]
+    lines += ["", f"× baseline per interleaved pair: {', '.join(f'{p:.2f}' for p in pairs)}",
+              f"Reader result: {runs['reader'][0]['result']}"]
     text = "\n".join(lines)
     print(text)
     if args.out:

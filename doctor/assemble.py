@@ -113,7 +113,7 @@ def report_for_session(session: LoadedSession, options: ReportOptions, *, spill=
     rules = agent_rules(session, options)
     if rules is not None:
         resolved = ResolvedSettings(rules, resolved.image_token_estimate, resolved.info, rules)
-    analysis, unavailable = analyse(session.history_to_measure(), session.ui_history, resolved)
+    analysis, unavailable = analyse(session.history_to_measure(), session.ui_history_to_measure(), resolved)
     return MemoryReport(
         source=SourceInfo(
             kind="file",
@@ -139,13 +139,18 @@ def report_for_session(session: LoadedSession, options: ReportOptions, *, spill=
 
 def report_with_spill_audit(session: LoadedSession, options: ReportOptions, *, spill_roots=(), process=None) -> MemoryReport:
     """The report of a session read from disk, its spill files audited (`spill_roots`: where copied ones live)."""
+    return with_spill_audit(session, report_for_session(session, options, process=process), spill_roots)
+
+
+def with_spill_audit(session: LoadedSession, report: MemoryReport, spill_roots=()) -> MemoryReport:
+    """`report` with the session's spill files audited: a second step, so that a screen can show
+    the retention figures before it (the audit rereads the recording for pointers)."""
     from dataclasses import replace
 
     from doctor.spill.audit import audit_spill
     from doctor.spill.pointers import pointers_for
     from doctor.spill.resolve import SpillLocator
 
-    report = report_for_session(session, options, process=process)
     locator = SpillLocator(session.path, spill_roots=list(spill_roots), session_roots=session.spill_roots)
     return replace(report, spill=audit_spill(session, pointers_for(session, report.retention), locator))
 

@@ -13,7 +13,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from doctor import exitcodes
-from doctor.assemble import ReportOptions, report_with_spill_audit, scan_facts
+from doctor.assemble import ReportOptions, report_for_session, scan_facts, with_spill_audit
 from doctor.commands.arguments import positive_int
 from doctor.commands.output import emit
 from doctor.commands.read_progress import reading_progress
@@ -153,7 +153,8 @@ def _run_tui(session: LoadedSession, options: ReportOptions, args, fail_on: set[
 
     def load(progress) -> MemoryReport:
         progress(None, f"Reading {session.path.name if session.path else 'the session'} and measuring every result…")
-        report = _build(session, options, args)
+        report = _build(session, options, args,
+                        measured=lambda early: progress(0.8, "Auditing the spill files…", report=early))
         built.append(report)
         progress(1.0, "ready")
         return report
@@ -179,8 +180,12 @@ def _locate(args) -> Path:
     return ref.path
 
 
-def _build(session: LoadedSession, options: ReportOptions, args) -> MemoryReport:
-    report = report_with_spill_audit(session, options, spill_roots=args.spill_roots, process=_process(args, session))
+def _build(session: LoadedSession, options: ReportOptions, args, *, measured=None) -> MemoryReport:
+    """The report; `measured(report)` is handed it as soon as the figures are known, before the spill audit."""
+    report = report_for_session(session, options, process=_process(args, session))
+    if measured is not None:
+        measured(report)
+    report = with_spill_audit(session, report, args.spill_roots)
     if getattr(args, "scan_facts", False):
         report = replace(report, scan_facts=scan_facts(session))
     return report

@@ -63,7 +63,7 @@ def _row(ref: SessionRef, measure: bool) -> SessionRow:
         return row
     try:
         session = open_session(ref.path, agent=ref.agent)
-        stats = analyze_tool_result_retention(session.history_to_measure(), ui_history=session.ui_history).stats
+        stats = analyze_tool_result_retention(session.history_to_measure(), ui_history=session.ui_history_to_measure()).stats
     except SourceError as exc:
         return replace(row, problem=str(exc))
     except RetentionUnavailable as exc:

@@ -81,7 +81,7 @@ def _load(path: Path) -> tuple[LoadedSession, list[SpillPointer]] | None:
     try:
         session = open_session(path)
         try:
-            analysis = analyze_tool_result_retention(session.history_to_measure(), ui_history=session.ui_history)
+            analysis = analyze_tool_result_retention(session.history_to_measure(), ui_history=session.ui_history_to_measure())
         except RetentionUnavailable:
             analysis = None  # the pointers in the file are still worth auditing
         return session, pointers_for(session, analysis)

@@ -4,7 +4,7 @@ The agent runs it after each turn with a JSON object on stdin (Claude: `transcri
 `session_id`, `cwd`; Qwen: `session_id`, `workspace.current_dir`) and shows what it prints:
 one line with the tool output the session keeps in context (chars, tokens, results), how many
 results are oversized and the tool keeping the most, the figures of `doctor memory --json`.
-It reads only what the transcript gained since the last call (`doctor.statusline`). It never
+It resumes from where the last call stopped (`doctor.statusline`; for Qwen only pass 1). It never
 breaks the agent's screen: stdout gets that line, or a short neutral one (no transcript yet, or
 a problem, whose one-line reason goes to stderr and `<cache>/statusline/last-error.txt`); the
 exit code is always 0.

@@ -1,16 +1,44 @@
 /* Optional accelerator for doctor.core.rawjson: UTF-8 validation and the JavaScript length
  * (UTF-16 code units) of a JSON string token, counted from its raw bytes without decoding it.
  * doctor.core.rawjson holds the exact pure-Python definitions these agree with on what they
- * are given: the counters trust their input (a token msgspec accepted, in bytes valid_utf8
- * accepted) and do not validate it again. */
+ * are given: the counters (string_units, string_span) trust their input (a token msgspec
+ * accepted, in bytes valid_utf8 accepted) and do not validate it again; scan_line checks
+ * every string itself, as JSON.parse would. */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <stdint.h>
 #include <string.h>
 
+/* The counters use popcount: without -mpopcnt the compiler calls a slow library routine, so each
+ * counter is also compiled for CPUs that have the instruction and picked at import (DISPATCH). */
+#if defined(__GNUC__)
+#define INLINE inline __attribute__((always_inline))
+#else
+#define INLINE inline
+#endif
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+#define DISPATCH(name)                                                                                      \
+    static Py_ssize_t name##_generic(const unsigned char *p, Py_ssize_t i, Py_ssize_t stop, Py_ssize_t *u) {  \
+        return name##_in(p, i, stop, u);                                                                    \
+    }                                                                                                       \
+    __attribute__((target("popcnt"))) static Py_ssize_t name##_popcnt(const unsigned char *p, Py_ssize_t i,  \
+                                                                      Py_ssize_t stop, Py_ssize_t *u) {      \
+        return name##_in(p, i, stop, u);                                                                    \
+    }                                                                                                       \
+    static Py_ssize_t (*name)(const unsigned char *, Py_ssize_t, Py_ssize_t, Py_ssize_t *) = name##_generic;
+#define PICK(name) \
+    if (__builtin_cpu_supports("popcnt")) name = name##_popcnt
+#else
+#define DISPATCH(name)                                                                                      \
+    static Py_ssize_t name(const unsigned char *p, Py_ssize_t i, Py_ssize_t stop, Py_ssize_t *u) {           \
+        return name##_in(p, i, stop, u);                                                                    \
+    }
+#define PICK(name)
+#endif
+
 /* Length of the valid UTF-8 sequence starting at p[0] (a byte >= 0x80), or 0 if invalid.
  * Strict as CPython's decoder: no overlongs, no encoded surrogates, nothing above U+10FFFF. */
-static Py_ssize_t utf8_sequence(const unsigned char *p, Py_ssize_t left) {
+static INLINE Py_ssize_t utf8_sequence(const unsigned char *p, Py_ssize_t left) {
     unsigned char c = p[0];
     if (c >= 0xC2 && c <= 0xDF) {
         return (left >= 2 && (p[1] & 0xC0) == 0x80) ? 2 : 0;
@@ -102,7 +130,7 @@ static PyObject *fast_decodable(PyObject *self, PyObject *arg) {
 #define LOWS 0x7F7F7F7F7F7F7F7FULL
 
 /* The high bit of each byte of w that equals x, exactly (no carries between bytes). */
-static uint64_t bytes_equal(uint64_t w, unsigned char x) {
+static INLINE uint64_t bytes_equal(uint64_t w, unsigned char x) {
     uint64_t t = w ^ (x * ONES);
     return ~(((t & LOWS) + LOWS) | t) & HIGHS;
 }
@@ -114,7 +142,7 @@ static uint64_t bytes_equal(uint64_t w, unsigned char x) {
  * itself escaped) takes one back, four more when it is \uXXXX. Eight bytes at a time when every
  * quote in them is escaped and they hold no \u, no two adjacent backslashes and no backslash
  * last; else byte by byte. */
-static Py_ssize_t scan_string(const unsigned char *p, Py_ssize_t i, Py_ssize_t stop, Py_ssize_t *units_out) {
+static INLINE Py_ssize_t scan_string_in(const unsigned char *p, Py_ssize_t i, Py_ssize_t stop, Py_ssize_t *units_out) {
     Py_ssize_t units = 0;
     int escape = 0; /* the previous byte started an escape */
     while (i < stop) {
@@ -144,6 +172,8 @@ static Py_ssize_t scan_string(const unsigned char *p, Py_ssize_t i, Py_ssize_t s
     }
     return -1;
 }
+
+DISPATCH(scan_string)
 
 static PyObject *string_units(PyObject *self, PyObject *arg) {
     Py_buffer view;
@@ -176,6 +206,283 @@ static PyObject *string_span(PyObject *self, PyObject *args) {
     PyBuffer_Release(&view);
     if (end < 0) Py_RETURN_NONE;
     return Py_BuildValue("(nn)", end, units);
+}
+
+/* What an escape character means: 0 invalid, 1 a one-character escape, 'u' four hex digits follow. */
+static unsigned char escape_kind[256];
+
+static INLINE int is_hex(unsigned char c) {
+    return (c >= '0' && c <= '9') || ((c | 0x20) >= 'a' && (c | 0x20) <= 'f');
+}
+
+/* Check the escape whose backslash is at p[i]: the bytes it takes (2 or 6), or 0 when invalid. */
+static INLINE Py_ssize_t escape_length(const unsigned char *p, Py_ssize_t i, Py_ssize_t stop) {
+    if (i + 1 >= stop) return 0;
+    unsigned char kind = escape_kind[p[i + 1]];
+    if (kind == 1) return 2;
+    if (kind == 'u' && i + 6 <= stop && is_hex(p[i + 2]) && is_hex(p[i + 3]) && is_hex(p[i + 4]) && is_hex(p[i + 5]))
+        return 6;
+    return 0;
+}
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+
+typedef struct {
+    uint64_t quote, slash, control, high, lead, four;
+} Masks;
+
+/* One bit per byte of p[0:64]: quotes, backslashes, control characters, bytes >= 0x80, and only
+ * when there is a byte >= 0x80: bytes >= 0xC0 and >= 0xF0. */
+static INLINE void block_masks(const unsigned char *p, Masks *m) {
+    const __m128i quote = _mm_set1_epi8('"'), slash = _mm_set1_epi8('\\'), control = _mm_set1_epi8(0x1F);
+    __m128i v[4];
+    uint64_t q = 0, b = 0, c = 0, h = 0;
+    for (int k = 0; k < 4; k++) {
+        v[k] = _mm_loadu_si128((const __m128i *)(p + 16 * k));
+        int shift = 16 * k;
+        q |= (uint64_t)(uint16_t)_mm_movemask_epi8(_mm_cmpeq_epi8(v[k], quote)) << shift;
+        b |= (uint64_t)(uint16_t)_mm_movemask_epi8(_mm_cmpeq_epi8(v[k], slash)) << shift;
+        c |= (uint64_t)(uint16_t)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_max_epu8(v[k], control), control)) << shift;
+        h |= (uint64_t)(uint16_t)_mm_movemask_epi8(v[k]) << shift;
+    }
+    m->quote = q, m->slash = b, m->control = c, m->high = h, m->lead = 0, m->four = 0;
+    if (h) {
+        const __m128i lead = _mm_set1_epi8((char)0xC0), four = _mm_set1_epi8((char)0xF0);
+        uint64_t l = 0, f = 0;
+        for (int k = 0; k < 4; k++) {
+            int shift = 16 * k;
+            l |= (uint64_t)(uint16_t)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_max_epu8(v[k], lead), v[k])) << shift;
+            f |= (uint64_t)(uint16_t)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_max_epu8(v[k], four), v[k])) << shift;
+        }
+        m->lead = l, m->four = f;
+    }
+}
+
+#define EVEN_BITS 0x5555555555555555ULL
+#define ODD_BITS 0xAAAAAAAAAAAAAAAAULL
+
+/* The backslashes of `slash` that start an escape, given whether bit 0 is escaped by the previous
+ * block (`carried`): within each run of backslashes every other one, from the run's first. A start
+ * ends up cleared from each run by adding the run's first bit: the carry runs through the run. */
+static INLINE uint64_t escape_starts(uint64_t slash, uint64_t carried) {
+    uint64_t b = slash & ~carried;
+    uint64_t firsts = b & ~(b << 1);
+    uint64_t even_runs = b & ~(b + (firsts & EVEN_BITS)), odd_runs = b & ~(b + (firsts & ODD_BITS));
+    return (even_runs & EVEN_BITS) | (odd_runs & ODD_BITS);
+}
+
+/* Check the JSON string whose body starts at p[i] (just past its opening quote) exactly as JSON.parse
+ * reads it (valid UTF-8, no raw control character, only the eight escapes and \uXXXX, lone surrogate
+ * escapes allowed): the index just past its closing quote and its JS length in *units_out, or -1.
+ * 64 bytes at a time, from bit masks (escapes found as simdjson does); only escapes and non-ASCII
+ * sequences are looked at one by one. The length is the bytes less the continuation
+ * bytes, plus one per 4-byte sequence, less one per escape and four more per \uXXXX. */
+static INLINE Py_ssize_t check_string_in(const unsigned char *p, Py_ssize_t i, Py_ssize_t stop, Py_ssize_t *units_out) {
+    if (i + 16 <= stop) { /* a short plain string (a key, an id) ends within its first 16 bytes */
+        __m128i v = _mm_loadu_si128((const __m128i *)(p + i));
+        const __m128i quote = _mm_set1_epi8('"'), slash = _mm_set1_epi8('\\'), control = _mm_set1_epi8(0x1F);
+        int quotes = _mm_movemask_epi8(_mm_cmpeq_epi8(v, quote));
+        int others = _mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(v, slash), _mm_cmpeq_epi8(_mm_max_epu8(v, control), control)))
+                     | _mm_movemask_epi8(v);
+        if (quotes && !(others & ((quotes & -quotes) - 1))) {
+            Py_ssize_t length = __builtin_ctz(quotes);
+            *units_out = length;
+            return i + length + 1;
+        }
+    }
+    Py_ssize_t units = 0, utf8_next = i; /* the first byte not inside an already checked UTF-8 sequence */
+    uint64_t carried = 0;                 /* bit 0: this block's first byte is escaped */
+    unsigned char padded[64];
+    while (i < stop) {
+        const unsigned char *block = p + i;
+        if (stop - i < 64) { /* the last bytes, padded with spaces (plain characters) */
+            memset(padded, ' ', 64);
+            memcpy(padded, block, stop - i);
+            block = padded;
+        }
+        Masks m;
+        block_masks(block, &m);
+        uint64_t starts = escape_starts(m.slash, carried);
+        uint64_t escaped = (starts << 1) | carried;
+        uint64_t ends = m.quote & ~escaped, inside = ~(uint64_t)0;
+        Py_ssize_t bytes = 64;
+        if (ends) {
+            bytes = __builtin_ctzll(ends);
+            inside = (((uint64_t)1) << bytes) - 1; /* bytes < 64 here */
+        }
+        escaped &= inside;
+        starts &= inside;
+        if (m.control & inside) return -1;
+        Py_ssize_t u_escapes = 0;
+        /* each escape checked by its character (in the next block when the backslash ends this one) */
+        for (uint64_t named = escaped; named; named &= named - 1) {
+            Py_ssize_t at = i + __builtin_ctzll(named) - 1; /* the backslash, maybe in the previous block */
+            Py_ssize_t size = escape_length(p, at, stop);
+            if (!size) return -1;
+            u_escapes += size == 6;
+        }
+        uint64_t high = m.high & inside;
+        if (utf8_next > i) high &= utf8_next - i >= 64 ? 0 : ~((((uint64_t)1) << (utf8_next - i)) - 1);
+        while (high) {
+            Py_ssize_t at = i + __builtin_ctzll(high), size = utf8_sequence(p + at, stop - at);
+            if (!size) return -1;
+            utf8_next = at + size;
+            Py_ssize_t past = utf8_next - i;
+            high &= past >= 64 ? 0 : ~((((uint64_t)1) << past) - 1);
+        }
+        units += bytes - __builtin_popcountll(m.high & ~m.lead & inside) + __builtin_popcountll(m.four & inside)
+                 - __builtin_popcountll(starts) - 4 * u_escapes;
+        if (ends) {
+            *units_out = units;
+            return i + bytes + 1;
+        }
+        carried = starts >> 63;
+        i += 64;
+    }
+    return -1;
+}
+#else
+/* Index of the first byte at or after p[i] that a JSON string body cannot pass over plainly. */
+static INLINE Py_ssize_t next_special(const unsigned char *p, Py_ssize_t i, Py_ssize_t stop) {
+    for (; i < stop; i++) {
+        unsigned char c = p[i];
+        if (c == '"' || c == '\\' || c < 0x20 || c >= 0x80) return i;
+    }
+    return stop;
+}
+
+/* check_string without SSE2: byte by byte between the special bytes. */
+static INLINE Py_ssize_t check_string_in(const unsigned char *p, Py_ssize_t i, Py_ssize_t stop, Py_ssize_t *units_out) {
+    Py_ssize_t units = 0;
+    for (;;) {
+        Py_ssize_t j = next_special(p, i, stop);
+        units += j - i;
+        i = j;
+        if (i >= stop) return -1;
+        unsigned char c = p[i];
+        if (c == '"') break;
+        if (c == '\\') {
+            Py_ssize_t size = escape_length(p, i, stop);
+            if (!size) return -1;
+            i += size;
+            units += 1;
+        } else if (c < 0x80) {
+            return -1; /* a raw control character */
+        } else {
+            Py_ssize_t size = utf8_sequence(p + i, stop - i);
+            if (!size) return -1;
+            units += size == 4 ? 2 : 1;
+            i += size;
+        }
+    }
+    *units_out = units;
+    return i + 1;
+}
+#endif
+
+DISPATCH(check_string)
+
+typedef struct {
+    Py_ssize_t start, end, units;
+} Span;
+
+/* One pass over a JSON line buffer[start:stop] for a reader that decodes it with msgspec next:
+ * every string checked as JSON.parse reads it (and its UTF-8 with it), every byte outside strings
+ * ASCII (else the line is not JSON), and each string value of at least `shorten` bytes (its quotes
+ * included; a key never) replaced by "" in a copy of the line, so that msgspec skips a few bytes
+ * instead of the long text. Returns None when a check fails (the caller takes its exact path),
+ * (None, ()) when nothing was replaced (decode the line itself), else (copy, spans) where each
+ * span is (position of its "" in the copy, start, end, JS length), start and end being the
+ * string token's place in the buffer. */
+static PyObject *scan_line(PyObject *self, PyObject *args) {
+    Py_buffer view;
+    Py_ssize_t start, stop, shorten;
+    if (!PyArg_ParseTuple(args, "y*nnn", &view, &start, &stop, &shorten)) return NULL;
+    const unsigned char *p = view.buf;
+    if (stop > view.len) stop = view.len;
+    if (start < 0) start = 0;
+    Span local[8], *spans = local;
+    Py_ssize_t count = 0, capacity = 8, removed = 0;
+    int ok = 1;
+    Py_BEGIN_ALLOW_THREADS
+    Py_ssize_t i = start;
+    while (i < stop) {
+        unsigned char c = p[i];
+        if (c != '"') {
+            if (c >= 0x80) { ok = 0; break; }
+            i++;
+            continue;
+        }
+        /* A token byte-identical to a long one already checked is that token again (a shell
+         * display holds its output twice): compared, not scanned. */
+        Py_ssize_t units = 0, end = -1;
+        for (Py_ssize_t k = 0; k < count; k++) {
+            Py_ssize_t size = spans[k].end - spans[k].start;
+            if (i + size <= stop && p[i + size - 1] == '"' && !memcmp(p + i, p + spans[k].start, size)) {
+                end = i + size;
+                units = spans[k].units;
+                break;
+            }
+        }
+        if (end < 0) end = check_string(p, i + 1, stop, &units);
+        if (end < 0) { ok = 0; break; }
+        if (end - i >= shorten) {
+            Py_ssize_t k = end;
+            while (k < stop && (p[k] == ' ' || p[k] == '\t' || p[k] == '\n' || p[k] == '\r')) k++;
+            if (k >= stop || p[k] != ':') {
+                if (count == capacity) {
+                    Span *grown = malloc(sizeof(Span) * capacity * 2);
+                    if (!grown) { ok = -1; break; }
+                    memcpy(grown, spans, sizeof(Span) * count);
+                    if (spans != local) free(spans);
+                    spans = grown;
+                    capacity *= 2;
+                }
+                spans[count].start = i;
+                spans[count].end = end;
+                spans[count].units = units;
+                count++;
+                removed += end - i - 2;
+            }
+        }
+        i = end;
+    }
+    Py_END_ALLOW_THREADS
+    PyObject *result = NULL;
+    if (ok < 0) {
+        PyErr_NoMemory();
+    } else if (!ok) {
+        result = Py_NewRef(Py_None);
+    } else if (!count) {
+        result = Py_BuildValue("(O())", Py_None);
+    } else {
+        PyObject *copy = PyBytes_FromStringAndSize(NULL, stop - start - removed);
+        PyObject *list = copy ? PyTuple_New(count) : NULL;
+        if (list) {
+            char *out = PyBytes_AS_STRING(copy);
+            Py_ssize_t from = start, at = 0;
+            for (Py_ssize_t k = 0; k < count; k++) {
+                memcpy(out + at, p + from, spans[k].start - from);
+                at += spans[k].start - from;
+                PyObject *item = Py_BuildValue("(nnnn)", at, spans[k].start, spans[k].end, spans[k].units);
+                if (!item) { Py_CLEAR(list); break; }
+                PyTuple_SET_ITEM(list, k, item);
+                out[at++] = '"';
+                out[at++] = '"';
+                from = spans[k].end;
+            }
+            if (list) {
+                memcpy(out + at, p + from, stop - from);
+                result = Py_BuildValue("(OO)", copy, list);
+                Py_DECREF(list);
+            }
+        }
+        Py_XDECREF(copy);
+    }
+    if (spans != local) free(spans);
+    PyBuffer_Release(&view);
+    return result;
 }
 
 /* The JS lengths of the string values in a valid JSON value (keys left out), summed: what a walk
@@ -223,10 +530,14 @@ static PyObject *offset_in(PyObject *self, PyObject *args) {
 }
 
 static PyMethodDef methods[] = {
+    {"scan_line", scan_line, METH_VARARGS,
+     "Check a JSON line's strings and shorten its long string values: None, (None, ()) or (copy, spans)."},
     {"offset_in", offset_in, METH_VARARGS, "Where inner's memory starts within outer's, or -1."},
     {"string_span", string_span, METH_VARARGS,
      "(end, JS length) of the valid JSON string token at buffer[start], within buffer[:stop]; None if none."},
     {"valid_utf8", valid_utf8, METH_O, "True when the buffer is valid UTF-8 (strict, as bytes.decode)."},
+    {"string_units", string_units, METH_O,
+     "JS length of the valid JSON string token in the buffer (quotes included), or None when it is not one."},
     {"fast_decodable", fast_decodable, METH_O,
      "valid_utf8, and no run of 309 or more ASCII digits (a number only msgspec accepts)."},
     {"text_units", text_units, METH_O,
@@ -238,4 +549,11 @@ static PyMethodDef methods[] = {
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_rawjson", NULL, -1, methods};
 
-PyMODINIT_FUNC PyInit__rawjson(void) { return PyModule_Create(&module); }
+PyMODINIT_FUNC PyInit__rawjson(void) {
+    const char *simple = "\"\\/bfnrt";
+    for (const char *c = simple; *c; c++) escape_kind[(unsigned char)*c] = 1;
+    escape_kind['u'] = 'u';
+    PICK(scan_string);
+    PICK(check_string);
+    return PyModule_Create(&module);
+}

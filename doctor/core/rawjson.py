@@ -6,8 +6,12 @@ Python string: the length in UTF-16 code units follows from the raw JSON token
 one). These functions are the exact definitions, in pure Python (they decode);
 the optional C module `doctor.core._rawjson`, built by setup.py when a compiler
 is present, counts the same thing from the bytes without decoding (trusting input
-that msgspec and `valid_utf8` accepted). `accelerated` says which one is in use;
-DOCTOR_PURE_PYTHON=1 forces the pure path; tests run both and check that they agree.
+that msgspec and `valid_utf8` accepted). Its `scan_line` checks every string of a line
+as JSON.parse reads it and hands back a copy with the long string values replaced by
+"" (`ShortenedLine` maps positions back), so a reader's msgspec decode skips a few bytes
+instead of the long text; the pure `py_scan_line` only validates and never shortens.
+`accelerated` says which one is in use; DOCTOR_PURE_PYTHON=1 forces the pure path;
+tests run both and check that they agree (tests/core/test_rawjson.py, tests/sources/test_qwen_measured.py).
 """
 
 from __future__ import annotations
@@ -96,30 +100,66 @@ def token_head(prefix: bytes) -> str | None:
     return head if len(head) >= HEAD_CHARS else None
 
 
+def py_scan_line(buffer, start: int, stop: int, shorten: int):
+    """`scan_line` without shortening: None when `buffer[start:stop]` is not valid UTF-8
+    (the caller's exact path judges it), else (None, ()): decode the line itself."""
+    return (None, ()) if py_valid_utf8(memoryview(buffer)[start:stop]) else None
+
+
+class ShortenedLine:
+    """A line whose long string values `scan_line` replaced by "": the copy to decode (`text`)
+    and how its positions map back to the line's, for the values decoded from it."""
+
+    __slots__ = ("text", "spans", "begin")
+
+    def __init__(self, text: bytes, spans: tuple, begin: int):
+        self.text, self.spans, self.begin = text, spans, begin  # spans: (at in text, start, end, units)
+
+    def units_at(self, raw) -> int | None:
+        """JS length of the replaced string `raw` (a "" decoded from `text`), None if it was not replaced."""
+        at = offset_in(raw, self.text)
+        for position, _, _, units in self.spans:
+            if position == at:
+                return units
+        return None
+
+    def position(self, at: int) -> int:
+        """Where `text[at]` came from in the buffer (`at` outside every ""), or the end of a "" there."""
+        shift = self.begin
+        for position, start, end, _ in self.spans:
+            if position >= at:
+                break
+            shift += end - start - 2
+        return at + shift
+
+    def span(self, raw) -> tuple[int, int]:
+        """(start, end) in the buffer of a value decoded from `text`."""
+        at = offset_in(raw, self.text)
+        return self.position(at), self.position(at + len(raw))
+
+    def long_string_at(self, start: int) -> tuple[int, int] | None:
+        """(end, JS length) of the replaced string whose token starts at buffer[start], or None."""
+        for _, begin, end, units in self.spans:
+            if begin == start:
+                return end, units
+        return None
+
+
 try:
     if os.environ.get("DOCTOR_PURE_PYTHON"):
         raise ImportError("DOCTOR_PURE_PYTHON is set")
-    from doctor.core._rawjson import offset_in, string_span, string_units, valid_utf8
+    from doctor.core._rawjson import offset_in, scan_line, string_span, string_units, valid_utf8
     accelerated = True
 except ImportError:
-    valid_utf8, string_units, string_span = py_valid_utf8, py_string_units, py_string_span
+    valid_utf8, string_units, string_span, scan_line = py_valid_utf8, py_string_units, py_string_span, py_scan_line
     offset_in = None  # where a msgspec.Raw sits in the buffer it was decoded from; callers search instead
     accelerated = False
 
-_LONG_DIGITS = re.compile(rb"[0-9]{309}")
-
-
-def py_fast_decodable(data) -> bool:
-    """A line a reader may decode with msgspec and get what orjson would give: valid UTF-8, and no
-    integer long enough (309+ digits) that orjson refuses it while msgspec accepts it. (The C version,
-    which sees runs eight bytes at a time, also refuses some runs of 296-308 digits: that only costs
-    the exact path.)"""
-    return py_valid_utf8(data) and _LONG_DIGITS.search(data) is None
-
-
-# The sum of the JS lengths of a valid JSON value's string values (keys left out), from its raw
-# bytes; C only: without the module callers decode the value and walk it (their exact path).
+# C only (None without the module: callers take their exact path, which is faster than counting in
+# Python): `text_units`, the sum of the JS lengths of a valid JSON value's string values (keys left
+# out), from its raw bytes; `fast_decodable`, a line msgspec decodes as orjson would (valid UTF-8, no
+# 309-digit number: orjson refuses those as infinite, msgspec accepts them).
 if accelerated:
     from doctor.core._rawjson import fast_decodable, text_units
 else:
-    fast_decodable, text_units = py_fast_decodable, None
+    fast_decodable = text_units = None

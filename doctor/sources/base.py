@@ -9,7 +9,7 @@ tool output kept elsewhere in the file (UI displays, Claude's `toolUseResult`,
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
@@ -83,7 +83,8 @@ class LoadedSession:
     huge files can stream (one record at a time) and the analysis can walk it more
     than once without the reader keeping payloads in memory. `measured_history`, when
     a reader has one, gives the same Contents for the retention analysis only: long
-    outputs may be `MeasuredText` (head and JS length, not the text).
+    outputs may be `MeasuredText` (head and JS length, not the text); `measured_ui_history`
+    is the same for `ui_history` (long display strings).
     """
 
     agent: str
@@ -99,10 +100,16 @@ class LoadedSession:
     started: str | None = None
     meta: dict = field(default_factory=dict)
     measured_history: Callable[[], Iterator] | None = None
+    measured_ui_history: Iterable | None = None
 
     def history_to_measure(self) -> Iterator:
         """The history the retention analysis reads: `measured_history` when there is one."""
         return (self.measured_history or self.history)()
+
+    def ui_history_to_measure(self) -> Iterable | None:
+        """The UI history the retention analysis reads: `measured_ui_history` when there is one
+        (and a UI history at all: None means the session has none, as in a headless run)."""
+        return self.ui_history if self.ui_history is None or self.measured_ui_history is None else self.measured_ui_history
 
     def side(self, kind: str) -> SideChannelCopy:
         return self.side_channel.setdefault(kind, SideChannelCopy(kind))

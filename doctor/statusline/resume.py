@@ -31,6 +31,7 @@ class ClaudeState:
         from doctor.sources.claude.file import ClaudeFileReader
 
         self.reader = ClaudeFileReader(path)
+        self._measured: list[tuple[list, int]] = []  # per thread: its contents list, Contents cut so far
 
     @property
     def offset(self) -> int:
@@ -40,17 +41,31 @@ class ClaudeState:
         self.reader.feed(whole_lines_only=whole_lines_only)
         file = self.reader.file
         cut: dict[int, MeasuredText] = {}  # id of a long string -> what replaced it, to share it
-        for thread in (file.thread, file.sidechain):
-            for content in thread.contents:
+        measured = []
+        for number, thread in enumerate((file.thread, file.sidechain)):
+            contents = thread.contents
+            # Only Contents added since the last feed and the two before (a streamed model message and
+            # the results after it take more parts); a compact boundary gives a new list, walked whole.
+            # A string left uncut is only a bigger index: what is measured stays exact.
+            seen = self._measured[number] if number < len(self._measured) else (None, 0)
+            start = max(0, seen[1] - 2) if seen[0] is contents else 0
+            for content in contents[start:]:
                 _measure_parts(content.get("parts"), cut)
-        # Persisted-output stubs are also listed with their text: the same, now shorter, string.
-        file.stubs = [(fr, cut.get(id(text), text), boundaries) for fr, text, boundaries in file.stubs]
+            measured.append((contents, len(contents)))
+        self._measured = measured
+        if cut:  # persisted-output stubs are also listed with their text: the same, now shorter, string
+            file.stubs = [(fr, cut.get(id(text), text), boundaries) for fr, text, boundaries in file.stubs]
 
     def session(self) -> LoadedSession:
         """The session so far. Names late results in place: call it last, after the state was saved."""
         from doctor.sources.claude import session_from_file
 
-        return session_from_file(self.reader.finish(), details=False)
+        session = session_from_file(self.reader.finish(), details=False)
+        contents = self.reader.file.thread.contents
+        # The list itself, not an iterator over it: the analysis then parses a stub's header only for
+        # rows someone reads (none, for the status line's figures), not for every stub during the pass.
+        session.measured_history = lambda: contents
+        return session
 
 
 class QwenState:

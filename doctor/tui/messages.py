@@ -19,13 +19,15 @@ class ReportReady(Message):
     """A first report (`refreshed=False`) or a newer one from `provider.refresh()`.
 
     `view` is the report prepared for the screen on the worker (`doctor.tui.view.prepare`);
-    the report itself is `view.report`.
+    the report itself is `view.report`. `partial`: the loader is still working on it (its
+    spill audit); the full report follows.
     """
 
-    def __init__(self, view, refreshed: bool = False) -> None:
+    def __init__(self, view, refreshed: bool = False, partial: bool = False) -> None:
         super().__init__()
         self.view = view
         self.refreshed = refreshed
+        self.partial = partial
 
 
 class LoadFailed(Message):

@@ -17,8 +17,10 @@ from typing import Protocol, runtime_checkable
 
 from doctor.report.model import MemoryReport
 
-ProgressCallback = Callable[[float | None, str], None]
-"""`progress(fraction or None when unknown, message)`; safe to call from any thread."""
+ProgressCallback = Callable[..., None]
+"""`progress(fraction or None when unknown, message, report=None)`; safe to call from any thread.
+A `report` passed along is shown at once, before `load` returns: the figures first, the slower
+parts (the spill audit) patched in when `load` returns the full report."""
 
 PREVIEW_CHARS = 4_000
 

@@ -46,7 +46,7 @@ def _use(monkeypatch, mode: str) -> None:
                 pytest.fail("the C accelerator was not built (setup.py's optional extension)")
             pytest.skip("the C accelerator is not built here")
         return
-    monkeypatch.setattr(transcript, "valid_utf8", rawjson.py_valid_utf8)
+    monkeypatch.setattr(transcript, "scan_line", rawjson.py_scan_line)
     monkeypatch.setattr(transcript, "string_span", rawjson.py_string_span)
     monkeypatch.setattr(transcript, "offset_in", None)
     monkeypatch.setattr(records_module, "string_units", rawjson.py_string_units)
@@ -56,7 +56,8 @@ def _summary(path: Path, *, measured: bool) -> dict:
     session = qwen.read(path)
     budgets = resolve_settings(ReportOptions(use_default_settings_files=False, env={}), None).budgets
     history = session.history_to_measure() if measured else session.history()
-    analysis = analyze_tool_result_retention(history, ui_history=session.ui_history, budgets=budgets)
+    ui_history = session.ui_history_to_measure() if measured else session.ui_history
+    analysis = analyze_tool_result_retention(history, ui_history=ui_history, budgets=budgets)
     return {
         "stats": analysis.stats,
         "rows": list(analysis.results),
@@ -105,14 +106,18 @@ def test_long_outputs_are_measured_not_decoded(monkeypatch) -> None:
     exact = [p["functionResponse"]["response"].get("output") for c in session.history()
              for p in c["parts"] if "functionResponse" in p]
     assert not any(type(o) is MeasuredText for o in exact)
+    displays = [tool["resultDisplay"] for item in session.ui_history_to_measure() if item["type"] == "tool_group"
+                for tool in item["tools"]]
+    texts = [d for d in displays if type(d) is MeasuredText] + [d[k] for d in displays if type(d) is dict
+                                                                 for k in ("text", "output") if type(d.get(k)) is MeasuredText]
+    assert texts and all(len(t) < t.js_length for t in texts)
+    assert not any(type(tool["resultDisplay"]) is MeasuredText for item in session.ui_history
+                   if item["type"] == "tool_group" for tool in item["tools"])
 
 
 # Text that stresses the byte counters: escapes, controls, accents, CJK, astral, lone surrogates.
-_TRICKY = st.text(
-    alphabet=st.sampled_from(list('ab "\\/\n\t\r\b\f\x00\x1b\x7fuéß中文😀𝔘\ud800\udbff\udc00\udfff') + ["\u2028"]),
-    min_size=0,
-    max_size=2500,
-)
+_TRICKY_CHARS = list('ab "\\/\n\t\r\b\f\x00\x1b\x7fuéß中文😀𝔘\ud800\udbff\udc00\udfff') + ["\u2028"]
+_TRICKY = st.text(alphabet=st.sampled_from(_TRICKY_CHARS), min_size=0, max_size=2500)
 _SENTINELS = ["Tool output was too large and has been truncated.", "<persisted-output>", "Tool output truncated.",
               "[Old tool result content cleared]", "Output too large (1 MB)"]
 
@@ -135,12 +140,16 @@ def _tool_result_lines(lines: list[bytes]) -> list[int]:
     return found
 
 
-def _mutate(lines: list[bytes], rng: random.Random, text: str) -> list[bytes]:
+_MASKED_POINTER = "\nOutput too large. Full output available at: /tmp/doctor-test/masked/output.txt"
+OPS = 15
+
+
+def _mutate(lines: list[bytes], rng: random.Random, text: str, op: int | None = None) -> list[bytes]:
     lines = list(lines)
     targets = _tool_result_lines(lines) or [0]
     index = rng.choice(targets)
     line = lines[index]
-    op = rng.randrange(11)
+    op = rng.randrange(OPS) if op is None else op
     try:
         record = json.loads(line)
     except ValueError:
@@ -171,6 +180,18 @@ def _mutate(lines: list[bytes], rng: random.Random, text: str) -> list[bytes]:
         lines[index : index + 2] = [line + lines[index + 1]]
     elif op == 9:  # CRLF and padding
         lines[index] = b"  " + line + b" \r"
+    elif op == 11 and type(response) is dict:  # Gemini's masking notice: its pointer comes last, past any head
+        response["output"] = "<tool_output_masked>\n" + long + "x" * 9000 + _MASKED_POINTER
+        lines[index] = _dump(record, rng)
+    elif op in (12, 13) and type(record.get("toolCallResult")) is dict:  # a long display: a string, a shell result
+        shell = {"type": "shell_result", "version": 1, "text": long, "output": long if rng.random() < 0.5 else long[::-1],
+                 "directory": "/tmp", "exitCode": 0, "signal": None, "pid": 7, "error": None, "outcome": "completed",
+                 "truncated": False, "notices": [], "outputFiles": []}
+        record["toolCallResult"]["resultDisplay"] = long if op == 12 else shell
+        lines[index] = _dump(record, rng)
+    elif op == 14 and isinstance(record.get("toolCallResult"), dict) and isinstance(record["toolCallResult"].get("callId"), str):
+        old = json.dumps(record["toolCallResult"]["callId"]).encode()  # a call id long enough to be shortened
+        lines = [line.replace(old, json.dumps("call-" + "7" * 400).encode()) for line in lines]
     elif record is not None:  # re-serialised with the keys reversed and a long prompt-like output
         if type(response) is dict:
             response["output"] = long
@@ -195,3 +216,20 @@ def test_mutated_recordings_read_the_same_fast_and_exact(mode: str, tmp_path: Pa
             _agree(path, patch, mode)
 
     check()
+
+
+
+# Every tricky character but the lone surrogates (they send the whole line to the exact path).
+_ALL_TRICKY = "".join(c for c in _TRICKY_CHARS if not "\ud800" <= c <= "\udfff") * 30
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("op", range(OPS))
+def test_each_mutation_reads_the_same_fast_and_exact(op: int, mode: str, tmp_path: Path, monkeypatch) -> None:
+    """Each mutation once, on a long output holding every tricky character (the fuzzer may miss one)."""
+    for base in MUTATION_BASES[:2]:
+        lines = _mutate(base.read_bytes().split(b"\n"), random.Random(op), _ALL_TRICKY, op)
+        path = tmp_path / f"{op}-{base.parent.name}.jsonl"
+        path.write_bytes(b"\n".join(lines))
+        with monkeypatch.context() as patch:
+            _agree(path, patch, mode)

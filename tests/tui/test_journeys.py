@@ -6,6 +6,7 @@ import asyncio
 import io
 import functools
 import threading
+from dataclasses import replace
 
 import pytest
 from rich.console import Console
@@ -250,6 +251,36 @@ async def test_loading_shows_progress_then_the_report():
 
 
 @run_async
+async def test_figures_are_shown_before_the_spill_audit_ends():
+    """The loader hands over the measured report first: the figures paint while the audit runs."""
+    report, session = build(relative_session("batch-budget"))
+    release = threading.Event()
+
+    def load(progress):
+        progress(0.8, "Auditing the spill files…", report=replace(report, spill=None))
+        release.wait(5)
+        return report
+
+    app = DoctorApp(CallableProvider(load, session=session), keymap={})
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: isinstance(app.screen, MemoryScreen) and app.screen.report is not None)
+        await pilot.pause()
+        screen = app.screen
+        assert screen.query_one("#tabs").display and not screen.query_one("#loading").display
+        figures = text_of(screen.query_one("#qwen"))
+        assert f"{report.retention.stats.tool_result_count}" in figures
+        assert "auditing" in text_of(screen.query_one("#spill-status"))
+        assert screen.report.spill is None
+        assert row_keys(screen.query_one(ResultsTable)) == []  # the rows are listed after the figures
+        release.set()
+        await loaded(pilot)
+        assert screen.report is report
+        assert text_of(screen.query_one("#qwen")) == figures
+        assert len(row_keys(screen.query_one(ResultsTable))) == report.retention.stats.tool_result_count
+        assert "auditing" not in text_of(screen.query_one("#spill-status"))
+
+
+@run_async
 async def test_load_failure_is_shown_not_raised():
     def load(progress):
         raise ValueError("bad settings file")
@@ -346,7 +377,7 @@ def test_cli_opens_the_tui_with_a_loader(monkeypatch):
     def fake_run(report=None, *, load=None, session=None, **kwargs):
         seen["report"] = report
         seen["progress"] = []
-        seen["built"] = load(lambda fraction, text: seen["progress"].append((fraction, text)))
+        seen["built"] = load(lambda fraction, text, report=None: seen["progress"].append((fraction, text, report)))
 
     monkeypatch.setattr(memory, "_wants_tui", lambda args: True)
     monkeypatch.setattr(doctor.tui, "run_memory_app", fake_run)
@@ -354,6 +385,9 @@ def test_cli_opens_the_tui_with_a_loader(monkeypatch):
     assert seen["report"] is None
     assert seen["built"].retention.stats.oversized_result_count == 2
     assert seen["progress"][-1][0] == 1.0
+    early = [report for _, _, report in seen["progress"] if report is not None]  # the figures, before the audit
+    assert len(early) == 1 and early[0].spill is None and seen["built"].spill is not None
+    assert early[0].retention.stats == seen["built"].retention.stats
     assert code == 0
 
 

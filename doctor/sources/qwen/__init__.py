@@ -66,6 +66,7 @@ def session_from_index(index: TranscriptIndex) -> LoadedSession:
         session_id=first.get("sessionId") if isinstance(first.get("sessionId"), str) else None,
         format=FORMAT,
         ui_history=QwenUiHistory(records, gap),
+        measured_ui_history=QwenUiHistory(records, gap, measured=True),
         issues=issues,
         project_dir=Path(cwd) if cwd else None,
         spill_roots=spill_roots(path, cwd),

@@ -48,7 +48,7 @@ class ShellDisplay(msgspec.Struct):
 
 
 class _ToolCallResult(msgspec.Struct):
-    resultDisplay: str | ShellDisplay | None = None
+    resultDisplay: msgspec.Raw = _ABSENT  # a string, a ShellDisplay, null, or something `add` judges
 
 
 class IndexFields(msgspec.Struct):
@@ -88,33 +88,69 @@ class HistoryFields(msgspec.Struct):
     goalContext: msgspec.Raw = _ABSENT
 
 
+class UiRecordFields(msgspec.Struct):
+    """What the UI history reads from a tool_result record: its `toolCallResult`, raw."""
+
+    type: Any = None
+    toolCallResult: msgspec.Raw = _ABSENT
+
+
+class UiResultFields(msgspec.Struct):
+    resultDisplay: msgspec.Raw = _ABSENT
+
+
 INDEX_DECODER = msgspec.json.Decoder(IndexFields)
+SHELL_DISPLAY_DECODER = msgspec.json.Decoder(ShellDisplay)
+UI_RECORD_DECODER = msgspec.json.Decoder(UiRecordFields)
+UI_RESULT_DECODER = msgspec.json.Decoder(UiResultFields)
 HISTORY_DECODER = msgspec.json.Decoder(HistoryFields)
 FAST_ERRORS = (msgspec.DecodeError, msgspec.ValidationError, ValueError, RecursionError)  # deep: the exact path says
 
 
-def raw_string_length(raw: msgspec.Raw) -> int:
+def raw_string_length(raw: msgspec.Raw, shortened=None) -> int:
     """JS length of a raw JSON value when it is a string, else 0 (absent counts 0).
 
-    Counted from the bytes (`string_units`); raises ValueError when the string
-    cannot be measured that way (invalid UTF-8), so the caller takes the exact path.
+    Counted from the bytes (`string_units`), or taken from `shortened` (a `ShortenedLine`)
+    when the value is one of the strings `scan_line` replaced by "". Raises ValueError
+    when the string cannot be measured that way (invalid UTF-8), so the caller takes
+    the exact path.
     """
     if not raw:
         return 0
     view = memoryview(raw)
     if view[0] != 0x22:
         return 0
+    if shortened is not None and len(view) == 2:
+        units = shortened.units_at(raw)
+        if units is not None:
+            return units
     units = string_units(view)
     if units is None:
         raise ValueError("string not measurable from its bytes")
     return units
 
 
-def shell_display_chars(display: ShellDisplay) -> int:
-    """`display_chars` of a shell_result display: `text` and `output`, decoded once when they are the same."""
+def display_chars_of(raw: msgspec.Raw, shortened=None) -> int | None:
+    """`display_chars` of a raw `resultDisplay` (-1 when absent or null), or None when it is
+    neither a string nor a shell_result display (the caller then measures the whole record).
+
+    Raises ValueError (msgspec's errors included) when it must be judged by the exact path.
+    """
+    if not raw:
+        return -1
+    first = memoryview(raw)[0]
+    if first == 0x22:
+        return raw_string_length(raw, shortened)
+    if first == 0x6E:  # null
+        return -1
+    if first != 0x7B:
+        return None
+    display = SHELL_DISPLAY_DECODER.decode(raw)
+    if display.type != "shell_result":
+        return None
     text, output = display.text, display.output
-    chars = raw_string_length(text)
-    return chars * 2 if output == text else chars + raw_string_length(output)
+    chars = raw_string_length(text, shortened)
+    return chars * 2 if output == text and shortened is None else chars + raw_string_length(output, shortened)
 
 
 def normalized_message(message: object) -> dict | None:

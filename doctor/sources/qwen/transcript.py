@@ -22,19 +22,22 @@ from typing import BinaryIO
 from orjson import loads as _orjson_loads
 
 from doctor.core.jsvalues import MeasuredText, js_len, js_stringify_len, js_truthy
-from doctor.core.rawjson import offset_in, string_span, token_head, valid_utf8
+from doctor.core.rawjson import ShortenedLine, offset_in, scan_line, string_span, token_head
 from doctor.core.sentinels import SENTINEL_PREFIXES
 from doctor.sources.base import SideChannelCopy, SourceError, SourceIssue
 from doctor.sources.jsonl import is_valid_utf8, iter_mapped_lines
 from doctor.sources.qwen.records import (
     FAST_ERRORS,
     INDEX_DECODER,
+    SHELL_DISPLAY_DECODER,
+    UI_RECORD_DECODER,
+    UI_RESULT_DECODER,
     NON_CONVERSATION_SUBTYPES,
     RECORD_TYPES,
     history_record,
     identity_problem,
     normalized_message,
-    shell_display_chars,
+    display_chars_of,
     is_conversation_record,
     loads,
     merge_fragments,
@@ -54,6 +57,9 @@ _TYPE_NAMES = ("user", "assistant", "tool_result", "system")
 # A tool output this long (its JSON token, in bytes) is measured from the file instead of decoded
 # when the history is read for measuring only; the head read back for its sentinel test.
 MEASURE_FROM_BYTES = 1024
+# Pass 1 hands msgspec the line with its string values this long (in bytes) replaced by "":
+# the accelerator has checked and measured them already (`scan_line`); at most MEASURE_FROM_BYTES.
+SHORTEN_FROM = 256
 _HEAD_BYTES = 512
 _OUTPUT_KEY = b'"output":'
 _TYPE_CODES = {name: code for code, name in enumerate(_TYPE_NAMES)}
@@ -132,13 +138,16 @@ class TranscriptIndex:
         first = (self._offset[ident], self._position.get(ident, 0))
         return [first, *self._extra_fragments.get(ident, ())]
 
-    def add_fields(self, fields, number: int, offset: int, buffer, view: memoryview, begin: int, end: int) -> bool:
+    def add_fields(self, fields, number: int, offset: int, buffer, view: memoryview, begin: int, end: int,
+                   shortened: ShortenedLine | None = None) -> bool:
         """`add` for a line that is one record, from its `IndexFields`; False when `add` must judge it.
 
         Only records `add` would take without comment come through here (identity
         valid, a string or absent subtype, a string or shell display); everything
         else returns False before touching the index, and the caller parses the
-        line fully.
+        line fully. `shortened`: the fields were decoded from that copy of the line,
+        where a "" may stand for a long string (an identity field or subtype that is ""
+        therefore goes to `add`).
         """
         uuid = fields.uuid
         session_id = fields.sessionId
@@ -146,20 +155,20 @@ class TranscriptIndex:
         subtype = fields.subtype
         if not uuid or not session_id or kind not in RECORD_TYPES or (subtype is not None and type(subtype) is not str):
             return False
+        if shortened is not None and (subtype == "" or fields.parentUuid == ""):
+            return False
         result = fields.toolCallResult
-        display = None if result is None else result.resultDisplay
         payload = None
         try:
-            if display is None:
-                chars = -1
-            elif type(display) is str:
-                chars = js_len(display)
-            elif display.type == "shell_result":
-                chars = shell_display_chars(display)
-            else:
+            chars = -1 if result is None else display_chars_of(result.resultDisplay, shortened)
+            if chars is None:
                 return False  # a structured display is measured as JSON, from the whole record
             if kind == "system" and subtype == "chat_compression" and fields.systemPayload:
-                payload = loads(bytes(fields.systemPayload))  # rare: decoded only to test compressedHistory
+                raw = fields.systemPayload  # rare: decoded only to test compressedHistory
+                if shortened is not None:
+                    start, stop = shortened.span(raw)
+                    raw = buffer[start:stop]
+                payload = loads(bytes(raw))
         except ValueError:
             return False
         if session_id not in self.session_ids:
@@ -185,12 +194,16 @@ class TranscriptIndex:
         raw_message = fields.message
         if code == MATERIAL and raw_message and not fields.goalContext:
             # Pass 2 will read only the message, so pass 1 notes where it is.
-            at = _value_offset(raw_message, buffer, view, b'"message":', begin, end)
+            if shortened is not None:
+                at, stop = shortened.span(raw_message)
+            else:
+                at = _value_offset(raw_message, buffer, view, b'"message":', begin, end)
+                stop = at + len(raw_message)
             if at >= 0:
                 message_at = at - begin
-                message_length = size = len(raw_message)
+                message_length = size = stop - at
                 if kind == "tool_result" and size > MEASURE_FROM_BYTES:
-                    output_at, output_end, units = _long_output(buffer, view, at, at + size)
+                    output_at, output_end, units = _long_output(buffer, view, at, stop, shortened)
         ids = self._ids
         parent = fields.parentUuid
         ident = ids.get(uuid)
@@ -318,12 +331,13 @@ def _value_offset(raw, buffer, view: memoryview, key: bytes, begin: int, end: in
     return at if buffer.find(value, at, at + len(value)) == at else -1
 
 
-def _long_output(buffer, view: memoryview, start: int, stop: int) -> tuple[int, int, int]:
+def _long_output(buffer, view: memoryview, start: int, stop: int, shortened: ShortenedLine | None) -> tuple[int, int, int]:
     """(token start, token end, JS length) of the message's first long `"output":` string,
     relative to the message at `buffer[start:stop]`; (-1, -1, 0) when there is none.
 
     Whether it is the functionResponse's output is checked when the message is read
     (`ChainRecords.iter_history_records`): a same-named key elsewhere fails there.
+    A `shortened` line has measured every long string already.
     """
     key = buffer.find(_OUTPUT_KEY, start, stop)
     if key < 0:
@@ -331,10 +345,23 @@ def _long_output(buffer, view: memoryview, start: int, stop: int) -> tuple[int, 
     at = key + len(_OUTPUT_KEY)
     if stop - at < MEASURE_FROM_BYTES or view[at] != 0x22:
         return -1, -1, 0
-    span = string_span(view, at, stop)
+    span = string_span(view, at, stop) if shortened is None else shortened.long_string_at(at)
     if span is None or span[0] - at < MEASURE_FROM_BYTES:
         return -1, -1, 0
     return at - start, span[0] - start, span[1]
+
+
+def _measured_text(line: bytes, shortened: ShortenedLine, token) -> MeasuredText | None:
+    """The string `scan_line` replaced by the "" `token` as a MeasuredText; None when the ""
+    was real. Raises ValueError when its head cannot be decoded from the bytes."""
+    units = shortened.units_at(token) if token else None
+    if units is None:
+        return None
+    start = shortened.span(token)[0]
+    head = token_head(line[start : start + _HEAD_BYTES])
+    if head is None:
+        raise ValueError("no head")
+    return MeasuredText(head, units)
 
 
 def _empty_strings(value: object) -> int:
@@ -394,22 +421,25 @@ def extend_index(index: TranscriptIndex, start: int = 0, lines_before: int = 0, 
     end, lines = start, lines_before
     decode = INDEX_DECODER.decode
     add_fields = index.add_fields
-    valid = valid_utf8
+    scan = scan_line
     number = lines_before
     for offset, buffer, view, begin, stop, terminated in iter_mapped_lines(path, start=start):
         if whole_lines_only and not terminated:
             break
         number += 1
         end, lines = offset + stop - begin + terminated, number
-        line = view[begin:stop]
-        if index.first_record is not None and valid(line):
-            # The fast path: a line that is one record, decoded field by field.
+        scanned = scan(view, begin, stop, SHORTEN_FROM) if index.first_record is not None else None
+        if scanned is not None:
+            # The fast path: a line that is one record, decoded field by field (its long strings,
+            # checked and measured by the scan, replaced by "" when the accelerator is there).
+            text, spans = scanned
+            shortened = None if text is None else ShortenedLine(text, spans, begin)
             try:
-                fields = decode(line)
+                fields = decode(view[begin:stop] if text is None else text)
             except FAST_ERRORS:
                 pass
             else:
-                if add_fields(fields, number, offset, buffer, view, begin, stop):
+                if add_fields(fields, number, offset, buffer, view, begin, stop, shortened):
                     continue
         _index_line(index, buffer[begin:stop], number, offset, terminated)
     return end, lines
@@ -458,19 +488,78 @@ class ChainRecords:
     def __len__(self) -> int:
         return len(self.chain)
 
-    def iter_records(self, start: int = 0, *, skip=None) -> Iterator[tuple[int, dict | None]]:
+    def iter_records(self, start: int = 0, *, skip=None, measured: bool = False) -> Iterator[tuple[int, dict | None]]:
         """(id, merged record) for chain positions from `start`; None for ids `skip(id)` accepts.
 
         Skipped ids are not read, which is how the history rebuild avoids
-        parsing the telemetry records it would ignore anyway.
+        parsing the telemetry records it would ignore anyway. `measured`: for the
+        UI history's measuring only, a tool_result record is just its type and
+        `toolCallResult`, long display strings as MeasuredText (`_measured_tool_result`).
         """
+        tool_result = _TYPE_CODES["tool_result"]
+        types = self.index._type
         with self._reopen() as handle:
+            fd = handle.fileno()
             for position in range(start, len(self.chain)):
                 ident = self.chain[position]
                 if skip is not None and skip(ident):
                     yield ident, None
                     continue
+                if measured and types[ident] == tool_result:
+                    record = self._measured_tool_result(fd, ident)
+                    if record is not None:
+                        yield ident, record
+                        continue
                 yield ident, self._merged(handle, ident)
+
+    def _measured_tool_result(self, fd: int, ident: int) -> dict | None:
+        """{type, toolCallResult} of a one-record tool_result line, its display's long strings
+        (a string display, a shell result's text and output) as MeasuredText; None to read it whole.
+
+        The line is shortened by `scan_line` and only `toolCallResult` is decoded. Every string
+        the scan replaced inside it must be one of those display strings, else (a long callId,
+        an error text) the record is read whole.
+        """
+        index = self.index
+        length = index._length[ident]
+        if length < 0 or ident in index._extra_fragments or ident in index._position:
+            return None
+        line = os.pread(fd, length, index._offset[ident])
+        scanned = scan_line(line, 0, len(line), SHORTEN_FROM)
+        if scanned is None or scanned[0] is None:
+            return None
+        shortened = ShortenedLine(scanned[0], scanned[1], 0)
+        try:
+            fields = UI_RECORD_DECODER.decode(shortened.text)
+            raw = fields.toolCallResult
+            if fields.type != "tool_result" or not raw or memoryview(raw)[0] != 0x7B:
+                return None
+            result = _orjson_loads(memoryview(raw))
+            display_raw = UI_RESULT_DECODER.decode(raw).resultDisplay
+            display = result.get("resultDisplay")
+            replaced = 0
+            if display == "":
+                texts = {None: display_raw}
+            elif type(display) is dict and (display.get("text") == "" or display.get("output") == ""):
+                shell = SHELL_DISPLAY_DECODER.decode(display_raw)
+                texts = {key: getattr(shell, key) for key in ("text", "output") if display.get(key) == ""}
+            else:
+                texts = {}
+            for key, token in texts.items():
+                text = _measured_text(line, shortened, token)
+                if text is None:
+                    continue  # a real ""
+                if key is None:
+                    result["resultDisplay"] = text
+                else:
+                    display[key] = text
+                replaced += 1
+        except FAST_ERRORS:
+            return None
+        start, stop = shortened.span(raw)
+        if replaced != sum(1 for _, begin, _, _ in shortened.spans if start <= begin < stop):
+            return None
+        return {"type": "tool_result", "toolCallResult": result}
 
     def iter_history_records(self, start: int, skip_kind: int, *, measured: bool = False) -> Iterator[tuple[int, dict]]:
         """(id, record) for chain positions from `start` whose kind is not `skip_kind`.

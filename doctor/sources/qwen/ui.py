@@ -120,11 +120,12 @@ class _Builder:
             tool["status"] = "Error" if result.get("status") == "error" else "Success"
 
 
-def iter_ui_items(records: ChainRecords, gap: ChainGap | None) -> Iterator[dict]:
-    """The resumed UI history, item by item, as the TUI would hold it."""
+def iter_ui_items(records: ChainRecords, gap: ChainGap | None, *, measured: bool = False) -> Iterator[dict]:
+    """The resumed UI history, item by item, as the TUI would hold it (`measured`: long display
+    strings as MeasuredText, for the retention analysis only)."""
     builder = _Builder()
     index = records.index
-    for ident, record in records.iter_records(skip=lambda ident: not index.shown_in_ui(ident)):
+    for ident, record in records.iter_records(skip=lambda ident: not index.shown_in_ui(ident), measured=measured):
         if gap is not None and index.uuid(ident) == gap.child_uuid:
             builder.push({"type": "info", "text": f"History gap: the parent record {gap.missing_parent_uuid} is missing."})
         if record is not None:
@@ -144,12 +145,13 @@ class QwenUiHistory(Sequence):
     Indexing and `len` walk the chain (reading the file); iterate it instead.
     """
 
-    def __init__(self, records: ChainRecords, gap: ChainGap | None):
+    def __init__(self, records: ChainRecords, gap: ChainGap | None, *, measured: bool = False):
         self._records = records
         self._gap = gap
+        self._measured = measured
 
     def __iter__(self) -> Iterator[dict]:
-        return iter_ui_items(self._records, self._gap)
+        return iter_ui_items(self._records, self._gap, measured=self._measured)
 
     def __bool__(self) -> bool:
         return len(self._records) > 0

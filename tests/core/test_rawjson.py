@@ -1,0 +1,114 @@
+"""The C accelerator's line scan and counters agree with their exact pure-Python definitions.
+
+`scan_line` is what lets the Qwen reader hand msgspec a line without its long
+strings: it must accept exactly the strings JSON.parse accepts (valid UTF-8, no raw
+control character, the eight escapes and \\uXXXX, lone surrogate escapes included),
+measure them as JavaScript does, and say where they were. The reference here walks
+the line with the pure-Python token regex and `py_string_units` (orjson, else the
+stdlib), so a disagreement on any generated line is a bug in the C module. Lines mix
+tricky text (escapes straddling the 64-byte blocks, astral and CJK characters, lone
+surrogates), repeated tokens (the scan compares those instead of scanning them) and
+corruptions (invalid UTF-8, bad escapes, raw controls, torn tokens).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from doctor.core import rawjson
+
+if not rawjson.accelerated:
+    if os.environ.get("CI"):
+        pytest.fail("the C accelerator was not built (setup.py's optional extension)", pytrace=False)
+    pytest.skip("the C accelerator is not built here", allow_module_level=True)
+
+from doctor.core._rawjson import scan_line, string_units  # noqa: E402
+
+_WHITESPACE = b" \t\n\r"
+
+
+def reference_scan(buffer: bytes, start: int, stop: int, shorten: int):
+    """`scan_line`, from the pure definitions."""
+    spans, pieces, at, i = [], [], start, start
+    while i < stop:
+        if buffer[i] != 0x22:
+            if buffer[i] >= 0x80:
+                return None
+            i += 1
+            continue
+        match = rawjson._TOKEN.match(buffer, i, stop)
+        if match is None:
+            return None
+        end = match.end()
+        units = rawjson.py_string_units(buffer[i:end])
+        if units is None:
+            return None
+        after = end
+        while after < stop and buffer[after] in _WHITESPACE:
+            after += 1
+        if end - i >= shorten and not (after < stop and buffer[after] == 0x3A):
+            pieces.append(buffer[at:i])
+            spans.append((sum(map(len, pieces)), i, end, units))
+            pieces.append(b'""')
+            at = end
+        i = end
+    if not spans:
+        return None, ()
+    pieces.append(buffer[at:stop])
+    return b"".join(pieces), tuple(spans)
+
+
+_TEXT = st.lists(
+    st.sampled_from(list('ab "\\/\n\t\r\b\f\x00\x1b\x7fué中😀\ud800\udc00') + ["\u2028", "\\u", "\\\\\\"]),
+    max_size=300,
+).map("".join)
+_CORRUPTIONS = [b"\\", b'"', b"\x00", b"\x1f", b"\xff", b"\xc3", b"\xed\xa0\x80", b"\xf4\x90\x80\x80", b"\\u12",
+                b"\\x", b"\xf0\x9f\x98", b"\x80", b"\\\\"]
+
+
+@st.composite
+def lines(draw):
+    """A JSON-object-like line: keys, string values (some repeated), numbers, maybe corrupted."""
+    tokens = []
+    for _ in range(draw(st.integers(1, 6))):
+        text = "a" * draw(st.integers(0, 140)) + draw(_TEXT)  # padding moves escapes across block edges
+        token = json.dumps(text, ensure_ascii=draw(st.booleans())).encode("utf-8", "surrogatepass")
+        if draw(st.integers(0, 4)) == 0:
+            at = draw(st.integers(0, len(token)))
+            token = token[:at] + draw(st.sampled_from(_CORRUPTIONS)) + token[at:]
+        tokens.append(token)
+    if draw(st.booleans()):
+        tokens.append(draw(st.sampled_from(tokens)))  # a shell display's second copy
+    key = json.dumps("k" * draw(st.sampled_from([1, 300]))).encode()  # a long key is never shortened
+    body = b",".join(b'"%d"%s:%s' % (n, b" " if n % 2 else b"", t) for n, t in enumerate(tokens))
+    return b"{" + key + b":1," + body + b"}"
+
+
+@settings(max_examples=600)
+@given(line=lines(), shorten=st.sampled_from([2, 40, 256]), pad=st.integers(0, 70))
+def test_scan_line_agrees_with_the_pure_definition(line: bytes, shorten: int, pad: int) -> None:
+    buffer = b"x" * pad + line + b"\ntail"  # a line inside a bigger buffer, as the reader's mmap gives it
+    assert scan_line(buffer, pad, pad + len(line), shorten) == reference_scan(buffer, pad, pad + len(line), shorten)
+
+
+@settings(max_examples=400)
+@given(text=_TEXT, ascii_only=st.booleans(), pad=st.integers(0, 140))
+def test_string_units_agree_with_the_pure_definition(text: str, ascii_only: bool, pad: int) -> None:
+    token = json.dumps("é" * pad + text, ensure_ascii=ascii_only).encode("utf-8", "surrogatepass")
+    expected = rawjson.py_string_units(token)
+    if expected is not None:  # the C counter trusts its input: only valid tokens are compared
+        assert string_units(token) == expected
+
+
+def test_scan_line_refuses_what_json_refuses() -> None:
+    """A few named cases, so a failure reads plainly."""
+    for bad in (b'{"a":"\xff"}', b'{"a":"\\q"}', b'{"a":"\x01"}', b'{"a":"\\u12"}', b'{"a":"open}', b'{"a":\xc3\xa9}',
+                b'{"a":"\xed\xa0\x80"}'):
+        assert scan_line(bad, 0, len(bad), 2) is None, bad
+    good = b'{"a":"\\ud800\\u00e9\xf0\x9f\x98\x80\\n"}'
+    assert scan_line(good, 0, len(good), 2) == (b'{"a":""}', ((5, 5, len(good) - 1, 5),))
