@@ -52,10 +52,11 @@ def prepare(report: MemoryReport, *, with_rows: bool = True) -> ReportView:
     links = SpillLinks.of(report.spill)
     analysis = report.retention
     results = list(analysis.results) if analysis else []
+    term = report.layer_term
     listed = results if with_rows else []
-    rows = {str(result.ordinal): result_cells(result, links) for result in listed}
+    rows = {str(result.ordinal): result_cells(result, links, term) for result in listed}
     filters = {str(result.ordinal): ResultFilterKey((result.tool or "").lower(), str(result.ordinal),
-                                                    (result.sentinel or "").lower(), bool(result.oversized))
+                                                    term(result.sentinel or "").lower(), bool(result.oversized))
                for result in listed}
     prepared = prepared_rows(RESULTS_COLUMNS, rows)
     return ReportView(
@@ -63,7 +64,7 @@ def prepare(report: MemoryReport, *, with_rows: bool = True) -> ReportView:
         links=links,
         title=source_title(report),
         overview=overview_view(report),
-        tools=prepared_rows(TOOLS_COLUMNS, tool_cells(analysis)),
+        tools=prepared_rows(TOOLS_COLUMNS, tool_cells(analysis, term)),
         results=prepared,
         result_filters=tuple(filters[key] for key in prepared.keys),
         biggest_ordinal=analysis.largest(1)[0].ordinal if results else None,
