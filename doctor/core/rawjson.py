@@ -155,20 +155,11 @@ except ImportError:
     offset_in = None  # where a msgspec.Raw sits in the buffer it was decoded from; callers search instead
     accelerated = False
 
-_LONG_DIGITS = re.compile(rb"[0-9]{309}")
-
-
-def py_fast_decodable(data) -> bool:
-    """A line a reader may decode with msgspec and get what orjson would give: valid UTF-8, and no
-    integer long enough (309+ digits) that orjson refuses it while msgspec accepts it. (The C version,
-    which sees runs eight bytes at a time, also refuses some runs of 296-308 digits: that only costs
-    the exact path.)"""
-    return py_valid_utf8(data) and _LONG_DIGITS.search(data) is None
-
-
-# The sum of the JS lengths of a valid JSON value's string values (keys left out), from its raw
-# bytes; C only: without the module callers decode the value and walk it (their exact path).
+# C only (None without the module: callers take their exact path, which is faster than counting in
+# Python): `text_units`, the sum of the JS lengths of a valid JSON value's string values (keys left
+# out), from its raw bytes; `fast_decodable`, a line msgspec decodes as orjson would (valid UTF-8, no
+# 309-digit number: orjson refuses those as infinite, msgspec accepts them).
 if accelerated:
     from doctor.core._rawjson import fast_decodable, text_units
 else:
-    fast_decodable, text_units = py_fast_decodable, None
+    fast_decodable = text_units = None

@@ -23,6 +23,8 @@ if TYPE_CHECKING:
     from doctor.report.json_text import JsonText
 
 SCHEMA_VERSION = 1
+# The reference whose budgets judge Qwen sessions, dumps, live hosts, and any session under --budgets qwen.
+QWEN_CLIENT, QWEN_VERSION = "Qwen Code", "0.24.4"
 # Agents judged by their own rules unless --budgets qwen (doctor.core.agent_rules).
 AGENTS_WITH_RULES = frozenset({"claude", "gemini", "codex"})
 DEFAULT_TOP = 10
@@ -94,7 +96,7 @@ class MemoryReport:
             data = self.rules.to_json()
             data["files"] = [present_path(f, self.path_style) for f in data["files"]]
             return {"yardstick": self.rules.agent, "forced": False, **data}
-        return {"yardstick": "qwen", "forced": self.forced_qwen, "client": "Qwen Code", "clientVersion": "0.24.4"}
+        return {"yardstick": "qwen", "forced": self.forced_qwen, "client": QWEN_CLIENT, "clientVersion": QWEN_VERSION}
     scan_facts: dict | None = None  # --results: assemble.scan_facts, and every result's row
 
     @property

@@ -19,7 +19,7 @@ from doctor.report.audit_summary import (
 )
 from doctor.report.figures import figure, plural
 from doctor.report.inert import inert_line
-from doctor.report.model import MemoryReport
+from doctor.report.model import QWEN_CLIENT, QWEN_VERSION, MemoryReport
 from doctor.report.paths import present_path
 from doctor.report.process_lines import process_lines
 from doctor.report.qwen_text import format_tool_result_retention
@@ -201,7 +201,8 @@ def _agent_budgets(report: MemoryReport) -> Section:
                     Paragraph(inert_line(note))))
 
 
-def _budgets(report: MemoryReport) -> Section:
+def budgets_section(report: MemoryReport) -> Section:
+    """Whose rules judged the results and every limit in force with its source (the TUI shows it too)."""
     if report.rules is not None:
         return _agent_budgets(report)
     s = report.settings
@@ -212,7 +213,8 @@ def _budgets(report: MemoryReport) -> Section:
     parts += [f"{inert_line(name)} {figure(value)} (override)" for name, value in s.overrides]
     files = [inert_line(present_path(f, report.path_style)) for f in s.files]
     text = "; ".join(parts) + (f". Settings read from {', '.join(files)}." if files else ". No settings file read.")
-    return Section("Budgets in force", (Paragraph(text),))
+    forced = ", --budgets qwen" if report.forced_qwen else ""
+    return Section(f"Budgets in force ({QWEN_CLIENT} {QWEN_VERSION}'s rules{forced})", (Paragraph(text),))
 
 
 def _process(report: MemoryReport) -> Section | None:
@@ -246,7 +248,7 @@ def build_sections(report: MemoryReport, previews: dict | None = None) -> list[S
         _previews(report, previews),
         _side_channel(report),
         _spill(report),
-        _budgets(report),
+        budgets_section(report),
         _process(report),
         _issues(report),
         Section("Interpretation", (Paragraph(inert_line(interpretation(advise(report)))),)),

@@ -130,8 +130,9 @@ class Tally:
     largest_raw: int = 0
     calls: list = field(default_factory=list)  # call ids, to name the tools once the file is read
 
-    def add(self, fr: dict) -> None:
-        size = js_len(result_text(fr))
+    def add(self, fr: dict, size: int | None = None) -> None:
+        """One result; `size`, its JS length, when the caller has it already."""
+        size = js_len(result_text(fr)) if size is None else size
         self.count += 1
         self.raw_chars += size
         self.largest_raw = max(self.largest_raw, size)

@@ -15,7 +15,7 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import BinaryIO
+from typing import BinaryIO, Iterator
 
 from doctor.sources.base import open_session_file
 from doctor.sources.jsonl import loads
@@ -31,6 +31,8 @@ MAX_SCAN_BYTES = 64 << 20  # detection never reads more than this, whatever the 
 CHUNK = 1 << 16
 
 _STRING_STOP = re.compile(rb'["\\]')
+# What a skipped container holds between its brackets: anything but quotes and brackets, and whole strings.
+_SKIP_RUN = re.compile(rb'(?:[^"\[\]{}]++|"(?:[^"\\]++|\\.)*+")*+')
 _TOKEN = re.compile(rb"-?[0-9][0-9.eE+-]*|true|false|null")
 _WHITESPACE = b" \t\r\n"
 _TOKEN_LOOKAHEAD = 400  # longer numbers are cut (their outline is then invalid: fine for sniffing)
@@ -44,13 +46,18 @@ class Head:
     """The first `HEAD_BYTES` of a file, and (on demand) its first JSON values.
 
     Lines that end inside the head are parsed exactly; from the first line that runs past it on,
-    values are outlined from a stream (see the module docstring).
+    values are outlined from a stream (see the module docstring). Values are read one at a time, as
+    far as a sniffer asks: most decide on the first record, and a long record costs only itself.
     """
 
     path: Path
     bytes: bytes
     size: int
-    _values: list | None = field(default=None, repr=False)
+    _values: list = field(default_factory=list, repr=False)
+    _offset: int = field(default=0, repr=False)  # next line in `bytes`, until a line runs past the head
+    _stream_at: int | None = field(default=None, repr=False)  # then: where the next outlined value starts
+    _scanned: int = field(default=0, repr=False)  # bytes the outlining has read so far (MAX_SCAN_BYTES)
+    _ended: bool = field(default=False, repr=False)
 
     @classmethod
     def read(cls, path: Path) -> "Head":
@@ -61,32 +68,49 @@ class Head:
     def values(self, count: int) -> list:
         """The first `count` (at most SNIFF_VALUES) JSON values, one per non-blank line; None for an invalid
         line; fewer at the end of the file."""
-        if self._values is None:
-            self._values = self._first_values()
+        count = min(count, SNIFF_VALUES)
+        while len(self._values) < count and not self._ended:
+            self._next_value()
         return self._values[:count]
 
-    def records(self, count: int) -> list[dict]:
-        """The JSON objects among the first `count` values."""
-        return [value for value in self.values(count) if isinstance(value, dict)]
+    def records(self, count: int) -> Iterator[dict]:
+        """The JSON objects among the first `count` values, read as the caller goes."""
+        for index in range(min(count, SNIFF_VALUES)):
+            values = self.values(index + 1)
+            if len(values) <= index:
+                return
+            if isinstance(values[index], dict):
+                yield values[index]
 
-    def _first_values(self) -> list:
-        values: list = []
-        offset = 0
-        while len(values) < SNIFF_VALUES and offset < len(self.bytes):
-            newline = self.bytes.find(b"\n", offset)
-            if newline < 0 and len(self.bytes) < self.size:  # this line runs past the head: outline it
-                with open_session_file(self.path) as handle:
-                    handle.seek(offset)
-                    return values + outline_values(handle, SNIFF_VALUES - len(values))
-            end = len(self.bytes) if newline < 0 else newline
-            line = self.bytes[offset:end].strip()
-            offset = end + 1
-            if line:
-                try:
-                    values.append(loads(line))
-                except ValueError:
-                    values.append(None)
-        return values
+    def _next_value(self) -> None:
+        if self._stream_at is None:
+            while self._offset < len(self.bytes):
+                newline = self.bytes.find(b"\n", self._offset)
+                if newline < 0 and len(self.bytes) < self.size:  # this line runs past the head: outline it
+                    self._stream_at = self._offset
+                    break
+                end = len(self.bytes) if newline < 0 else newline
+                line = self.bytes[self._offset:end].strip()
+                self._offset = end + 1
+                if line:
+                    try:
+                        self._values.append(loads(line))
+                    except ValueError:
+                        self._values.append(None)
+                    return
+            else:
+                if len(self.bytes) == self.size:
+                    self._ended = True
+                    return
+                self._stream_at = self._offset  # the head ended on a line's end, the file goes on
+        with open_session_file(self.path) as handle:
+            handle.seek(self._stream_at)
+            scanner = _Scanner(handle, MAX_SCAN_BYTES - self._scanned)
+            values = scanner.values(1)
+            self._scanned += scanner.scanned
+            self._stream_at += scanner.consumed()
+        self._values += values
+        self._ended = not values or scanner.ended
 
 
 class _End(Exception):
@@ -99,34 +123,46 @@ class _Invalid(Exception):
 
 def outline_values(handle: BinaryIO, count: int) -> list:
     """Outlines of the next `count` JSON values read from `handle`; None for an invalid line."""
-    scanner = _Scanner(handle)
-    values = []
-    while len(values) < count and scanner.skip_whitespace():
-        scanner.roots = []
-        try:
-            values.append(scanner.value(0))
-        except _Invalid:
-            values.append(None)
-            scanner.skip_line()
-        except _End:
-            values.append(scanner.roots[0] if scanner.roots else None)
-            break
-    return values
+    return _Scanner(handle).values(count)
 
 
 class _Scanner:
     """A forward-only JSON scanner over a file, holding one chunk at a time."""
 
-    def __init__(self, handle: BinaryIO):
+    def __init__(self, handle: BinaryIO, budget: int = MAX_SCAN_BYTES):
         self.handle = handle
+        self.budget = budget
         self.buffer = b""
         self.at = 0
         self.scanned = 0
+        self.ended = False  # the input (or the budget) ended inside a value, or after the last one
         self.roots: list = []  # containers being filled, outermost first: what a cut-off value outlines to
+
+    def values(self, count: int) -> list:
+        values = []
+        while len(values) < count:
+            if not self.skip_whitespace():
+                self.ended = True
+                break
+            self.roots = []
+            try:
+                values.append(self.value(0))
+            except _Invalid:
+                values.append(None)
+                self.skip_line()
+            except _End:
+                values.append(self.roots[0] if self.roots else None)
+                self.ended = True
+                break
+        return values
+
+    def consumed(self) -> int:
+        """Bytes of the input behind the cursor."""
+        return self.scanned - (len(self.buffer) - self.at)
 
     # --- bytes -------------------------------------------------------------------------------
     def _fill(self) -> bool:
-        if self.scanned >= MAX_SCAN_BYTES:
+        if self.scanned >= self.budget:
             return False
         more = self.handle.read(CHUNK)
         if not more:
@@ -265,29 +301,36 @@ class _Scanner:
                 return
 
     def _skip_value(self) -> None:
-        """Scan past one value without outlining it, however deep (no recursion)."""
-        depth = 0
-        while True:
-            self._skip_ws_in_value()
-            byte = self.peek()
-            if byte == ord('"'):
-                self.string()
+        """Scan past one value without outlining it, however deep (no recursion).
+
+        Inside a container only brackets and strings are looked at, by one regular expression; what lies
+        between them is never outlined, so it is not checked: a dump's 5 MB one-line document is skipped
+        in milliseconds, not seconds."""
+        self._skip_ws_in_value()
+        byte = self.peek()
+        if byte == ord('"'):
+            self.at += 1
+            self._skip_to_closing_quote()
+            return
+        if byte not in b"[{":
+            self._token()  # (a stray `]`, `}`, `,` or `:` is no token: _Invalid)
+            return
+        self.at += 1
+        depth = 1
+        while depth:
+            self.at = _SKIP_RUN.match(self.buffer, self.at).end()  # past scalars, separators, whole strings
+            if self.at >= len(self.buffer):
+                if not self._fill():
+                    raise _End
+                continue
+            byte = self.buffer[self.at]
+            self.at += 1
+            if byte == ord('"'):  # a string the chunk cuts
+                self._skip_to_closing_quote()
             elif byte in b"[{":
                 depth += 1
-                self.at += 1
-            elif byte in b"]}":
-                depth -= 1
-                self.at += 1
-            elif byte in b",:":
-                if depth == 0:
-                    raise _Invalid
-                self.at += 1
             else:
-                self._token()
-            if depth <= 0:
-                if depth < 0:
-                    raise _Invalid
-                return
+                depth -= 1
 
     def _token(self):
         while len(self.buffer) - self.at < _TOKEN_LOOKAHEAD and self._fill():

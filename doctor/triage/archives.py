@@ -29,7 +29,20 @@ def members(path: Path) -> list[str]:
         with tarfile.open(path) as archive:
             return [info.name for info in archive if info.isfile() and info.name.lower().endswith(MEMBER_SUFFIXES)]
     except tarfile.TarError as exc:
-        raise ValueError(f"not a readable tar or zip archive ({exc})") from None
+        raise ValueError(f"not a readable tar or zip archive ({_cause(path, exc)})") from None
+
+
+_COMPRESSION = {".gz": "gz", ".tgz": "gz", ".bz2": "bz2", ".tbz2": "bz2", ".xz": "xz", ".txz": "xz"}
+
+
+def _cause(path: Path, exc: tarfile.TarError) -> str:
+    """One line: tarfile's auto-detection lists every method it tried, one per line; keep the one the
+    file's name asks for (plain tar when it names no compression)."""
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    wanted = _COMPRESSION.get(Path(path).suffix.lower(), "tar")
+    tried = [line[len("- method "):] for line in lines if line.startswith("- method ")]
+    chosen = next((line for line in tried if line.startswith(f"{wanted}:")), tried[-1] if tried else None)
+    return chosen or " ".join(lines)
 
 
 def extract_member(path: str, member: str, target: Path) -> None:

@@ -83,9 +83,10 @@ class DaskCluster:
     def run(self, jobs: Iterable[FileJob]) -> Iterator[FileOutcome]:
         from distributed import as_completed as dask_completed
 
-        pending = dask_completed(self.client.map(scan_file, list(jobs), pure=False))
-        for future in pending:
-            outcome = future.result()
+        # with_results: outcomes are gathered in the background as tasks finish, not fetched one
+        # round trip at a time (that made a 2,000-file scan 1.85x the local pool's time)
+        pending = dask_completed(self.client.map(scan_file, list(jobs), pure=False), with_results=True)
+        for future, outcome in pending:
             future.release()  # the cluster forgets the outcome once the database has it
             yield outcome
 

@@ -43,10 +43,12 @@ def scan(store: Store, request: ScanRequest) -> ScanSummary:
     scan_id = store.begin_scan(engine.name)
     known = store.known_files()
     try:
-        jobs, prints, archive_of = _plan(store, request, known, summary, scan_id)
+        jobs, prints, archive_of, fresh = _plan(store, request, known, summary, scan_id)
         for outcome in engine.run(jobs):
+            is_fresh = outcome.key in fresh
+            fresh.discard(outcome.key)  # a tar may hold one member name twice: the second replaces the first
             summary.counts["results_written"] += store.write(outcome, prints.get(outcome.key), scan_id,
-                                                             archive_of.get(outcome.key))
+                                                             archive_of.get(outcome.key), fresh=is_fresh)
             if outcome.status == SKIPPED:
                 summary.counts["skipped"] += 1
                 summary.skipped[outcome.reason] += 1
@@ -65,10 +67,12 @@ def _local_pool():
 
 
 def _plan(store: Store, request: ScanRequest, known: dict, summary: ScanSummary, scan_id: int):
-    """The jobs to run, each file's fingerprint, and the archive each member belongs to."""
+    """The jobs to run, each file's fingerprint, the archive each member belongs to, and the keys the
+    database holds no row of (new files; members of an archive, whose old rows its write dropped)."""
     jobs: list[FileJob] = []
     prints: dict[str, Fingerprint] = {}
     archive_of: dict[str, str] = {}
+    fresh: set[str] = set()
     style = request.path_style
     for path in request.files:
         key = file_key(path)
@@ -95,14 +99,17 @@ def _plan(store: Store, request: ScanRequest, known: dict, summary: ScanSummary,
             store.write_archive(key, shown(path, style), now, "archive", f"{len(names)} members", scan_id)
             for name in names:
                 member_key = file_key(path, name)
+                fresh.add(member_key)
                 archive_of[member_key] = key
                 jobs.append(FileJob(member_key, str(path), shown(path, style, name), name, request.options))
             continue
         known_results, known_digest = store.stored_results(key) if state == GROWN else (0, None)
         summary.counts[state if state != GROWN or known_digest else CHANGED] += 1
         prints[key] = now
+        if key not in known:
+            fresh.add(key)
         jobs.append(FileJob(key, str(path), shown(path, style), None, request.options, known_results, known_digest))
-    return jobs, prints, archive_of
+    return jobs, prints, archive_of, fresh
 
 
 def _skip_now(store: Store, key: str, path_shown: str, reason: str, scan_id: int, summary: ScanSummary) -> None:

@@ -108,22 +108,29 @@ class Store:
              counts.get("unchanged", 0), counts.get("skipped", 0), counts.get("results_written", 0), interrupted,
              scan_id])
 
-    def write(self, outcome: FileOutcome, fp: Fingerprint | None, scan_id: int, archive_key: str | None = None) -> int:
-        """One file's rows, in one transaction; returns how many result rows it wrote."""
+    def write(self, outcome: FileOutcome, fp: Fingerprint | None, scan_id: int, archive_key: str | None = None,
+              *, fresh: bool = False) -> int:
+        """One file's rows, in one transaction; returns how many result rows it wrote.
+
+        `fresh`: the database holds no row of this file (the caller knows: first seen in this scan), so
+        nothing is deleted or replaced; a DELETE on the results table reads all of it, and an INSERT OR
+        REPLACE probes the key, which made every new file of a large scan cost more than its reading."""
         db = self.db
         db.execute("BEGIN")
         try:
             key = outcome.key
+            verb = "INSERT" if fresh else "INSERT OR REPLACE"
             if outcome.status == OK:
-                db.execute("DELETE FROM results WHERE session_key = ? AND ordinal >= ?", [key, outcome.first_new])
+                if not fresh:
+                    db.execute("DELETE FROM results WHERE session_key = ? AND ordinal >= ?", [key, outcome.first_new])
                 session = outcome.session
-                db.execute(f"INSERT OR REPLACE INTO sessions ({', '.join(SESSION_COLUMNS)}) "
+                db.execute(f"{verb} INTO sessions ({', '.join(SESSION_COLUMNS)}) "
                            f"VALUES ({', '.join('?' for _ in SESSION_COLUMNS)})",
                            [session[column] for column in SESSION_COLUMNS])
                 self._insert_results(key, outcome.results)
-            else:
+            elif not fresh:
                 self._forget(key)
-            self._file_row(key, outcome.shown, fp, outcome.status, outcome.reason, scan_id, archive_key)
+            self._file_row(key, outcome.shown, fp, outcome.status, outcome.reason, scan_id, archive_key, verb)
             db.execute("COMMIT")
         except BaseException as exc:
             self._rollback(exc)
@@ -158,9 +165,9 @@ class Store:
         self.db.execute("DELETE FROM results WHERE session_key = ?", [key])
         self.db.execute("DELETE FROM sessions WHERE session_key = ?", [key])
 
-    def _file_row(self, key, shown, fp, status, reason, scan_id, archive_key) -> None:
+    def _file_row(self, key, shown, fp, status, reason, scan_id, archive_key, verb="INSERT OR REPLACE") -> None:
         values = [fp.size, fp.mtime_ns, fp.head_len, fp.head_digest, fp.tail_len, fp.tail_digest] if fp else [None] * 6
-        self.db.execute("INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        self.db.execute(f"{verb} INTO files VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                         [key, shown, archive_key, *values, status, reason, scan_id])
 
     def _insert_results(self, key: str, rows: list[tuple]) -> None:

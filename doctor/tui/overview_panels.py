@@ -9,13 +9,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from rich.console import Group
+from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
 from doctor.report.figures import plural
 from doctor.report.model import MemoryReport, present_path
 from doctor.report.qwen_text import format_tool_result_retention
-from doctor.report.sections import issue_lines
+from doctor.report.sections import Paragraph, Table as SectionTable, budgets_section, issue_lines
 from doctor.tui import format as fmt
 
 CHART_ROWS = 12
@@ -37,6 +38,7 @@ class OverviewView:
     turns: object
     channels: object
     spill: object
+    rules: object
     process: object | None
 
 
@@ -73,6 +75,7 @@ def overview_view(report: MemoryReport) -> OverviewView:
         turns=_turns(report),
         channels=fmt.indented(_channels(report)),
         spill=fmt.indented(_spill(report)),
+        rules=_rules(report),
         process=fmt.indented(_process_line(report.process)) if report.process is not None else None,
     )
 
@@ -102,7 +105,7 @@ def _offender(report: MemoryReport) -> Text:
     text.append(fmt.plain(top.tool or "(no name)"))
     text.append(f" · {fmt.num(top.chars)} chars, turn {top.turn}")
     if top.sentinel != "none":
-        text.append(f", bounded by {top.sentinel}")
+        text.append(f", bounded by {report.layer_term(top.sentinel)}")
     text.append("\n")
     text.append("press b to open it · 3 for every result · 2 by tool", style="dim")
     return text
@@ -145,7 +148,7 @@ def _channels(report: MemoryReport) -> Text:
         text.append("\n  the scan measures the text each result shows in the UI history; the recording keeps "
                     "every resultDisplay string (a shell result's text and its output)", style="dim")
     if analysis is not None and analysis.layer_counts:
-        layers = ", ".join(f"{layer}: {count}" for layer, count in analysis.layer_counts.items())
+        layers = ", ".join(f"{report.layer_term(layer)}: {count}" for layer, count in analysis.layer_counts.items())
         text.append(f"\n  bounded by  {layers}", style="dim")
     return text
 
@@ -161,6 +164,26 @@ def _spill(report: MemoryReport) -> Text:
     if not audit.ok:
         text.append("\n  problems: see each result's detail (3, then enter)", style="dim")
     return text
+
+
+def _rules(report: MemoryReport):
+    """Whose rules judged the results and the limits in force: the text report's "Budgets in force"."""
+    section = budgets_section(report)
+    title = Text(section.title, style="bold")
+    parts: list = []
+    for block in section.blocks:
+        if isinstance(block, SectionTable):
+            table = Table(box=None, padding=(0, 1), show_edge=False, header_style="dim")
+            for index, column in enumerate(block.columns):
+                table.add_column(column, justify="right" if index in block.numeric else "left",
+                                 no_wrap=column != "detail")
+            for row in block.rows:  # every cell one line but the detail, which wraps
+                table.add_row(*(Text(fmt.inert(str(cell))) if column == "detail" else fmt.plain(str(cell))
+                                for column, cell in zip(block.columns, row)))
+            parts.append(table)
+        elif isinstance(block, Paragraph):
+            parts.append(Text(fmt.inert(block.text), style="dim"))
+    return Group(title, Padding(Group(*parts), (0, 0, 0, 2)))
 
 
 def _process_line(process) -> Text:
@@ -179,6 +202,8 @@ def source_title(report: MemoryReport) -> Text:
     text.append(fmt.plain(source.agent))
     text.append(" — ")
     text.append(fmt.plain(where or ""))
+    if report.forced_qwen:
+        text.append(" — judged by Qwen Code's budgets (--budgets qwen)")
     text.no_wrap = True
     text.overflow = "ellipsis"
     return text

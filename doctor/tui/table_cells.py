@@ -69,12 +69,13 @@ def prepared_rows(columns, rows: dict[str, tuple]) -> TableRows:
     return table_rows(rows, keys.index(DEFAULT_SORT) if DEFAULT_SORT in keys else None, reverse=True)
 
 
-def tool_cells(analysis) -> dict[str, tuple]:
-    """{tool: cells} for every tool (walks all results: run it on a worker for large reports)."""
+def tool_cells(analysis, term) -> dict[str, tuple]:
+    """{tool: cells} for every tool (walks all results: run it on a worker for large reports).
+    `term` names a layer in the words of the agent whose rules judged the session."""
     rows = {}
     for summary in analysis.per_tool() if analysis else ():
         style = OVERSIZED if summary.oversized else ""
-        layers = ", ".join(f"{layer} {count}" for layer, count in summary.by_layer if layer != "none")
+        layers = ", ".join(f"{term(layer)} {count}" for layer, count in summary.by_layer if layer != "none")
         budget_value = summary.budget.chars
         rows[summary.tool] = (
             fmt.text_cell(summary.tool or "(no name)", style),
@@ -90,10 +91,10 @@ def tool_cells(analysis) -> dict[str, tuple]:
     return rows
 
 
-def result_cells(result, links) -> tuple:
+def result_cells(result, links, term) -> tuple:
     style = OVERSIZED if result.oversized else (ERROR if result.is_error else "")
     ratio = result.budget_ratio
-    layer = "" if result.sentinel == "none" else result.sentinel
+    layer = "" if result.sentinel == "none" else term(result.sentinel)
     return (
         fmt.number_cell(result.ordinal, style),
         fmt.number_cell(result.turn, style),

@@ -43,22 +43,28 @@ class ReportView:
     result_count: int = 0
 
 
-def prepare(report: MemoryReport) -> ReportView:
-    """The screen's view of `report` (runs on a worker thread; the UI thread only applies it)."""
+def prepare(report: MemoryReport, *, with_rows: bool = True) -> ReportView:
+    """The screen's view of `report` (runs on a worker thread; the UI thread only applies it).
+
+    `with_rows=False`: the figures only, the Results table left empty (its rows, one per result, are
+    most of the work): what the screen paints first while the loader finishes the report.
+    """
     links = SpillLinks.of(report.spill)
     analysis = report.retention
     results = list(analysis.results) if analysis else []
-    rows = {str(result.ordinal): result_cells(result, links) for result in results}
+    term = report.layer_term
+    listed = results if with_rows else []
+    rows = {str(result.ordinal): result_cells(result, links, term) for result in listed}
     filters = {str(result.ordinal): ResultFilterKey((result.tool or "").lower(), str(result.ordinal),
-                                                    (result.sentinel or "").lower(), bool(result.oversized))
-               for result in results}
+                                                    term(result.sentinel or "").lower(), bool(result.oversized))
+               for result in listed}
     prepared = prepared_rows(RESULTS_COLUMNS, rows)
     return ReportView(
         report=report,
         links=links,
         title=source_title(report),
         overview=overview_view(report),
-        tools=prepared_rows(TOOLS_COLUMNS, tool_cells(analysis)),
+        tools=prepared_rows(TOOLS_COLUMNS, tool_cells(analysis, term)),
         results=prepared,
         result_filters=tuple(filters[key] for key in prepared.keys),
         biggest_ordinal=analysis.largest(1)[0].ordinal if results else None,

@@ -82,7 +82,7 @@ def test_text_sections_in_order(capsys) -> None:
         "Largest 3 results",
         "Copies outside the model's context",
         "Spill files",
-        "Budgets in force",
+        "Budgets in force (Qwen Code 0.24.4's rules)",
         "Process",
         "Interpretation",
     ]

@@ -13,9 +13,18 @@ byte-level edits.
 from __future__ import annotations
 
 import json
+import os
 import random
+from pathlib import Path
 
+import pytest
 from hypothesis import strategies as st
+
+from doctor.core import rawjson
+from doctor.core.analysis import analyze_tool_result_retention
+
+MODES = ["accelerated", "pure"]
+EXAMPLES = max(30, int(os.environ.get("DOCTOR_DIFFERENTIAL_EXAMPLES", "400")) // 6)
 
 TRICKY_TEXT = st.text(
     alphabet=st.sampled_from(list('ab "\\/\n\t\r\b\f\x00\x1b\x7fuéß中文😀𝔘\ud800\udbff\udc00\udfff') + ["\u2028", "}", "{", ":"]),
@@ -69,3 +78,91 @@ def raw_edit(line: bytes, rng: random.Random) -> bytes:
     if choice == 5:  # CRLF, or spaces around
         return b"  " + body + b" \r\n"
     return line
+
+
+def use(monkeypatch, mode: str) -> None:
+    """The C accelerator, or none (as on a machine without a compiler: every line by the exact path)."""
+    if mode == "accelerated":
+        if not rawjson.accelerated:
+            if os.environ.get("CI"):
+                pytest.fail("the C accelerator was not built (setup.py's optional extension)")
+            pytest.skip("the C accelerator is not built here")
+        return
+    monkeypatch.setattr(rawjson, "text_units", None)
+    monkeypatch.setattr(rawjson, "fast_decodable", None)
+
+
+def summary(reader, path: Path) -> str:
+    """Everything the session holds, as text (a NaN the stdlib decoded is equal to itself only as text)."""
+    session = reader.read(path)
+    analysis = analyze_tool_result_retention(session.history_to_measure(), ui_history=session.ui_history)
+    return repr({
+        "history": list(session.history()), "rows": list(analysis.results), "stats": analysis.stats,
+        "issues": session.issues, "side": dict(session.side_channel), "meta": session.meta,
+        "id": session.session_id, "started": session.started, "format": session.format,
+        "project": session.project_dir,
+    })
+
+
+def agree(reader, lines_module, fast_name: str, path: Path, monkeypatch, mode: str) -> int:
+    """`reader` reads `path` the same with `lines_module.<fast_name>` (the per-line fast decode) as with
+    every line by the exact path; returns how many lines the fast decode read itself."""
+    with monkeypatch.context() as patch:
+        patch.setattr(lines_module, fast_name, lambda line: None)
+        expected = summary(reader, path)
+    taken = 0
+    original = getattr(lines_module, fast_name)
+
+    def counted(line):
+        nonlocal taken
+        read = original(line)
+        taken += read is not None
+        return read
+
+    with monkeypatch.context() as patch:
+        use(patch, mode)
+        patch.setattr(lines_module, fast_name, counted)
+        assert summary(reader, path) == expected
+    return taken
+
+
+def check_fast_path_use(taken: int, path: Path, mode: str) -> None:
+    """The fast decode reads most lines of a real recording with the C module, and none without it."""
+    if mode == "accelerated":
+        assert taken >= 0.9 * sum(1 for line in path.read_bytes().splitlines() if line.strip())
+    else:
+        assert taken == 0
+
+
+def mutated_lines(data: bytes, rng: random.Random, text: str, keys: list[str]) -> bytes:
+    """Some lines re-written with tricky text, some fields (`keys`, at any depth) given odd values,
+    some edited byte-wise."""
+    out = []
+    for line in data.splitlines(keepends=True):
+        if rng.random() < 0.35:
+            try:
+                record = json.loads(line)
+            except ValueError:
+                record = None
+            if isinstance(record, dict):
+                record = retext(record, rng, text)
+                if rng.random() < 0.25:
+                    _set_somewhere(record, rng.choice(keys), rng.choice(ODD_VALUES), rng)
+                line = dump(record, rng) + b"\n"
+        if rng.random() < 0.08:
+            line = raw_edit(line, rng)
+        out.append(line)
+    return b"".join(out)
+
+
+def _set_somewhere(record: dict, key: str, value, rng: random.Random) -> None:
+    """`record[key] = value`, or the same in a nested object that has `key` (chosen at random)."""
+    holders, pending = [record], [record]
+    while pending:
+        item = pending.pop()
+        for child in item.values() if isinstance(item, dict) else item:
+            if isinstance(child, (dict, list)):
+                pending.append(child)
+                if isinstance(child, dict) and key in child:
+                    holders.append(child)
+    rng.choice(holders)[key] = value

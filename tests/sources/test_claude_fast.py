@@ -4,7 +4,8 @@ The exact read decodes every line fully (`jsonl.line_values`: orjson, the stdlib
 for its refusals) as the reader always did; the fast read decodes each line with
 a typed msgspec Struct, keeps the `toolUseResult`, `attachment` and `progress`
 copies raw and counts their text from the bytes (`rawjson.text_units`, or the
-pure-Python walk). Both run on every committed Claude recording and public
+pure-Python walk when the C counter gives up); without the C module every line takes the
+exact path. Both run on every committed Claude recording and public
 fixture, and on mutated copies (tests/sources/differential.py and the hardening
 fuzzer's edits), with the C accelerator and without it, and must agree on the
 whole session: history, meta, side channels, issues, identity, analysis rows.
@@ -12,8 +13,6 @@ whole session: history, meta, side channels, issues, identity, analysis rows.
 
 from __future__ import annotations
 
-import json
-import os
 import random
 import tempfile
 from pathlib import Path
@@ -22,89 +21,26 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from doctor.core import rawjson
-from doctor.core.analysis import analyze_tool_result_retention
 from doctor.sources import claude
 from doctor.sources.claude import lines
 from tests.hardening.mutations import EDITS, apply
-from tests.sources.differential import ODD_VALUES, TRICKY_TEXT, dump, raw_edit, retext
+from tests.sources.differential import EXAMPLES, MODES, TRICKY_TEXT, agree, check_fast_path_use, mutated_lines
 
 ROOT = Path(__file__).resolve().parents[1]
 FILES = sorted((ROOT / "recordings" / "claude").glob("*/home/.claude/projects/**/*.jsonl")) + sorted(
     (ROOT / "fixtures" / "public" / "claude-code").glob("*.jsonl"))
-EXAMPLES = max(30, int(os.environ.get("DOCTOR_DIFFERENTIAL_EXAMPLES", "400")) // 6)
-MODES = ["accelerated", "pure"]
-
-
-def _use(monkeypatch, mode: str) -> None:
-    if mode == "accelerated":
-        if not rawjson.accelerated:
-            if os.environ.get("CI"):
-                pytest.fail("the C accelerator was not built (setup.py's optional extension)")
-            pytest.skip("the C accelerator is not built here")
-        return
-    monkeypatch.setattr(rawjson, "text_units", None)
-    monkeypatch.setattr(rawjson, "fast_decodable", rawjson.py_fast_decodable)
-
-
-def _summary(path: Path) -> str:
-    session = claude.read(path)
-    history = list(session.history())
-    analysis = analyze_tool_result_retention(session.history_to_measure(), ui_history=session.ui_history)
-    return repr({
-        "history": history, "rows": list(analysis.results), "stats": analysis.stats, "issues": session.issues,
-        "side": dict(session.side_channel), "meta": session.meta, "id": session.session_id,
-        "started": session.started, "format": session.format,
-    })  # repr: a NaN the stdlib decoded is equal to itself only as text
+KEYS = ["timestamp", "sessionId", "uuid", "isSidechain", "type", "subtype", "message", "toolUseResult", "attachment",
+        "data", "microcompactMetadata", "cwd", "agentId", "content", "id", "tool_use_id", "compactedToolIds"]
 
 
 def _agree(path: Path, monkeypatch, mode: str) -> int:
-    """Fast and exact agree on `path`; how many lines the fast path read itself."""
-    with monkeypatch.context() as patch:
-        patch.setattr(lines, "fast_record", lambda line: None)
-        expected = _summary(path)
-    taken = 0
-    original = lines.fast_record
-
-    def counted(line):
-        nonlocal taken
-        record = original(line)
-        taken += record is not None
-        return record
-
-    with monkeypatch.context() as patch:
-        _use(patch, mode)
-        patch.setattr(lines, "fast_record", counted)
-        assert _summary(path) == expected
-    return taken
+    return agree(claude, lines, "fast_record", path, monkeypatch, mode)
 
 
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
 def test_recordings_read_the_same_fast_and_exact(path: Path, mode: str, monkeypatch) -> None:
-    taken = _agree(path, monkeypatch, mode)
-    assert taken >= 0.9 * sum(1 for line in path.read_bytes().splitlines() if line.strip())  # the fast path is used
-
-
-def _mutated_lines(data: bytes, rng: random.Random, text: str) -> bytes:
-    out = []
-    for line in data.splitlines(keepends=True):
-        if rng.random() < 0.35:
-            try:
-                record = json.loads(line)
-            except ValueError:
-                record = None
-            if isinstance(record, dict):
-                record = retext(record, rng, text)
-                if rng.random() < 0.2:
-                    key = rng.choice(["timestamp", "sessionId", "uuid", "isSidechain", "type", "subtype", "message",
-                                      "toolUseResult", "attachment", "data", "microcompactMetadata", "cwd", "agentId"])
-                    record[key] = rng.choice(ODD_VALUES)
-                line = dump(record, rng) + b"\n"
-        if rng.random() < 0.08:
-            line = raw_edit(line, rng)
-        out.append(line)
-    return b"".join(out)
+    check_fast_path_use(_agree(path, monkeypatch, mode), path, mode)
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -113,7 +49,7 @@ def _mutated_lines(data: bytes, rng: random.Random, text: str) -> bytes:
        edits=st.lists(EDITS, max_size=2))
 def test_mutated_copies_read_the_same_fast_and_exact(source: Path, seed: int, text: str, edits, mode: str,
                                                       monkeypatch) -> None:
-    data = _mutated_lines(source.read_bytes(), random.Random(seed), text)
+    data = mutated_lines(source.read_bytes(), random.Random(seed), text, KEYS)
     for edit in edits:
         data = apply(data, edit)
     with tempfile.TemporaryDirectory() as scratch:
@@ -134,12 +70,13 @@ def test_mutated_copies_read_the_same_fast_and_exact(source: Path, seed: int, te
     b'{"type":"progress","data":{"output":"a\\ud800b"}}',
     b'{"type":"user","message":' + b"[" * 100_000 + b"]" * 100_000 + b"}",  # msgspec: RecursionError
     b'{"type":"user","uuid":"d","message":{"content":"x"},"toolUseResult":' + b"[" * 1000 + b"]" * 1000 + b"}",
+    b'{"type":"assistant","uuid":"f","message":{"id":"m2","content":[{"type":1.5},{"type":["x"]},{"type":{}}]}}',
     b'{"typ\\u0065":"assistant","uuid":"a","message":{"id":"m","content":[{"type":"text","text":"hi"}]}}',
 ], ids=lambda line: repr(line[:48]) + f"…{len(line)}")
 def test_lines_the_decoders_disagree_on(line: bytes, mode: str, monkeypatch, tmp_path: Path) -> None:
     """Hand-made lines for the corners: a 320-digit number (msgspec accepts it, orjson refuses it) beside a
     raw copy and beside a tool input holding a >64-bit integer, such integers alone (orjson makes them floats,
-    msgspec ints), key-like values, lone surrogates, escaped keys, nesting too deep for msgspec only or for all."""
+    msgspec ints), key-like values, lone surrogates, escaped keys, nesting too deep for msgspec only or for all, block types that are not strings (once a crash)."""
     path = tmp_path / "s.jsonl"
     path.write_bytes(b'{"type":"user","uuid":"0","sessionId":"s","message":{"role":"user","content":"go"}}\n' + line + b"\n")
     _agree(path, monkeypatch, mode)

@@ -13,7 +13,7 @@ import tracemalloc
 from pathlib import Path
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from doctor import cli
@@ -170,3 +170,31 @@ def test_outline_of_json_lines_matches_the_model(values, chunk):
 def test_deep_and_invalid_lines_outline_without_recursion():
     data = b'{"a":' + b"[" * 100_000 + b"]" * 100_000 + b',"b":2}\nnot json\n{"c":1,"d":{"e":[1,'  # torn
     assert outline_values(io.BytesIO(data), 5) == [{"a": [[[[[[[[None]]]]]]]], "b": 2}, None, {"c": 1}]
+
+
+@given(st.lists(json_values, min_size=1, max_size=6), st.sampled_from([1, 7, 40]), st.sampled_from([1, 3, 64]),
+       st.booleans())
+@example(values=[[None]], head_bytes=7, chunk=1, torn=False)  # the head ends on a line's end: read on past it
+def test_head_values_read_one_at_a_time_match_the_model(tmp_path_factory, values, head_bytes, chunk, torn):
+    """A Head reads values as sniffers ask for them, parsing lines inside the head and resuming the
+    outline from a byte offset past it; asked one by one or all at once, it gives the model's outline."""
+    lines = [json.dumps(value).encode() for value in values]
+    data = b"\n".join(lines[:2] + [b"not json"] + lines[2:]) + b"\n"
+    if torn:
+        data = data[:-3]
+    path = tmp_path_factory.mktemp("head") / "values.jsonl"
+    path.write_bytes(data)
+    originals = sniffing.HEAD_BYTES, sniffing.CHUNK
+    sniffing.HEAD_BYTES, sniffing.CHUNK = head_bytes, chunk
+    try:
+        stepwise = Head.read(path)
+        one_by_one = [stepwise.values(n) for n in range(1, len(values) + 3)][-1]
+        at_once = Head.read(path).values(len(values) + 2)
+    finally:
+        sniffing.HEAD_BYTES, sniffing.CHUNK = originals
+    model = outline_values(io.BytesIO(data), len(values) + 2)
+    assert one_by_one == at_once == model
+    if not torn:
+        expected = [expected_outline(json.loads(json.dumps(value))) for value in values]
+        assert model == expected[:2] + [None] + expected[2:]
+

@@ -112,7 +112,8 @@ def test_unknown_files_are_recorded_with_their_reason(capsys, tmp_path: Path) ->
     assert len(skipped) == 3
     assert skipped[next(p for p in skipped if p.endswith("empty.json"))].startswith("file is empty")
     assert "unknown session format" in skipped[next(p for p in skipped if p.endswith("garbage.jsonl"))]
-    assert "archive" in skipped[next(p for p in skipped if p.endswith("broken.tar.gz"))]
+    archive_reason = skipped[next(p for p in skipped if p.endswith("broken.tar.gz"))]
+    assert archive_reason.startswith("not a readable tar or zip archive (gz: ") and "\n" not in archive_reason
     assert table(db, "SELECT count(*) FROM sessions")[0][0] == 1
     assert "Skipped files" in out and "unknown session format" in out
 
@@ -226,6 +227,22 @@ def test_archives_and_pasted_reports_fill_the_same_rows(capsys, tmp_path: Path) 
     assert any(path.endswith("inbox.zip!../user2/claude.jsonl") for path in members)
     assert not (tmp_path.parent / "user2").exists()
     assert table(packed, "SELECT count(*) FROM sessions WHERE spill_findings IS NOT NULL AND source = 'session'")[0][0] == 0
+
+
+def test_a_member_name_twice_in_a_tar_is_one_session(capsys, tmp_path: Path) -> None:
+    """tar keeps both copies of a name added twice; the database keeps one row for it (the last read)."""
+    first, second = RECORDINGS / "qwen" / "errors" / "session.jsonl", RECORDINGS / "qwen" / "rewind" / "session.jsonl"
+    archive = tmp_path / "twice.tar"
+    with tarfile.open(archive, "w") as tar:
+        tar.add(first, arcname="s.jsonl")
+        tar.add(second, arcname="s.jsonl")
+    db = tmp_path / "t.duckdb"
+    code, out, err = scan(capsys, db, archive)
+    assert code == 0, err
+    assert table(db, "SELECT count(*) FROM sessions")[0][0] == 1
+    assert table(db, "SELECT count(*) FROM files WHERE archive_key IS NOT NULL")[0][0] == 1
+    rows = table(db, "SELECT count(*) FROM results")[0][0]
+    assert rows == table(db, "SELECT tool_results FROM sessions")[0][0]
 
 
 def test_paths_follow_the_chosen_style(capsys, tmp_path: Path) -> None:

@@ -271,10 +271,12 @@ async def test_figures_are_shown_before_the_spill_audit_ends():
         assert f"{report.retention.stats.tool_result_count}" in figures
         assert "auditing" in text_of(screen.query_one("#spill-status"))
         assert screen.report.spill is None
+        assert row_keys(screen.query_one(ResultsTable)) == []  # the rows are listed after the figures
         release.set()
         await loaded(pilot)
         assert screen.report is report
         assert text_of(screen.query_one("#qwen")) == figures
+        assert len(row_keys(screen.query_one(ResultsTable))) == report.retention.stats.tool_result_count
         assert "auditing" not in text_of(screen.query_one("#spill-status"))
 
 

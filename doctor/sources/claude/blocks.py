@@ -65,7 +65,7 @@ def assistant_parts(blocks: object, names: CallNames, line: int | None) -> list:
             names.remember(block.get("id"), block.get("name"))
             parts.append({"functionCall": {"id": block.get("id"), "name": block.get("name"),
                                            "args": block.get("input") or {}}})
-        elif kind is not None and kind.endswith("_tool_result"):
+        elif isinstance(kind, str) and kind.endswith("_tool_result"):
             # Server tools (web search, code execution) answer inside the assistant message.
             parts.append(tool_result_part(block, names, line))
         elif kind != "redacted_thinking":  # opaque, never shown to doctor's measure

@@ -12,7 +12,8 @@ Exactness: the fast decode is used only where it gives what the exact path
 not valid UTF-8 or holds a 309-digit number (`fast_decodable`), that msgspec
 refuses (not an object, lone surrogate escapes, NaN, too deep, torn), whose used
 fields have unusual types (a numeric `timestamp`), or whose message orjson
-refuses, is read by the exact path instead, whole.
+refuses, is read by the exact path instead, whole. Without the C module every
+line is: checking and counting in Python costs more than a full orjson decode.
 """
 
 from __future__ import annotations
@@ -98,10 +99,10 @@ _DECODE = msgspec.json.Decoder(_Line).decode
 
 
 def _raw_chars(raw: msgspec.Raw) -> int:
-    """text_chars of the value `raw` holds (None for an absent one)."""
+    """text_chars of the value `raw` holds (0 for an absent one)."""
     if not raw:
         return 0
-    units = rawjson.text_units(raw) if rawjson.text_units is not None else None
+    units = rawjson.text_units(raw)
     return text_chars(orjson.loads(memoryview(raw))) if units is None else units
 
 
@@ -141,6 +142,7 @@ def iter_records(
     `whole_lines_only`: stop before a last line without its newline (the agent may be writing it), so
     a resumed read takes it whole next time.
     """
+    fast = rawjson.text_units is not None  # without the C module the exact path is the faster one
     number = cursor.lines
     for offset, buffer, view, begin, end, terminated in iter_mapped_lines(path, start=cursor.offset):
         if whole_lines_only and not terminated:
@@ -148,8 +150,7 @@ def iter_records(
         number += 1
         if terminated:
             cursor.offset, cursor.lines = offset + end - begin + 1, number
-        line = view[begin:end]
-        record = fast_record(line)
+        record = fast_record(view[begin:end]) if fast else None
         if record is not None:
             if record is not IGNORED:
                 yield number, record

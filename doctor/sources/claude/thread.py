@@ -16,7 +16,8 @@ What compaction and microcompaction took out is tallied, never kept.
 from __future__ import annotations
 
 from doctor.core.sentinels import MICROCOMPACT_CLEARED
-from doctor.sources.claude_codex_common import Tally
+from doctor.core.jsvalues import js_len
+from doctor.sources.claude_codex_common import Tally, result_text
 
 
 class ClaudeThread:
@@ -58,8 +59,9 @@ class ClaudeThread:
         for part in parts:
             fr = part.get("functionResponse") if isinstance(part, dict) else None
             if fr is not None:
-                self.seen.add(fr)
-                self.active.add(fr)
+                size = js_len(result_text(fr))  # measured once for both tallies
+                self.seen.add(fr, size)
+                self.active.add(fr, size)
                 if isinstance(fr.get("id"), str):
                     self.results_by_id[fr["id"]] = fr
 

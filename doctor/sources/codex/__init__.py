@@ -16,7 +16,8 @@ from pathlib import Path
 
 from doctor.sources.base import LoadedSession, SideChannelCopy
 from doctor.sources.claude_codex_common import result_text
-from doctor.sources.codex.rollout import Rollout, envelope, read_rollout
+from doctor.sources.codex.lines import envelope
+from doctor.sources.codex.rollout import Rollout, read_rollout
 from doctor.sources.dumps.dialects import openai_responses
 
 NAME = "codex"

@@ -18,14 +18,10 @@ from pathlib import Path
 
 from doctor.sources.base import SideChannelCopy, SourceIssue
 from doctor.sources.claude_codex_common import CallNames, Tally, text_chars
-from doctor.sources.dumps.dialects import RESPONSES_ITEM_TYPES, openai_responses
-from doctor.sources.jsonl import iter_json_lines
+from doctor.sources.codex.lines import iter_envelopes
+from doctor.sources.dumps.dialects import openai_responses
 
 CALL_TYPES = frozenset({"function_call", "custom_tool_call", "local_shell_call"})
-COMMAND_OUTPUT_EVENT = "command output event"
-PATCH_OUTPUT_EVENT = "patch output event"
-MCP_RESULT_EVENT = "mcp result event"
-_COMMAND_OUTPUT_FIELDS = ("aggregated_output", "stdout", "stderr", "formatted_output")
 
 
 @dataclass
@@ -48,35 +44,17 @@ class Rollout:
         return self.side_channel.setdefault(kind, SideChannelCopy(kind))
 
 
-def envelope(record: dict) -> tuple[str | None, object]:
-    """(record type, payload) of an enveloped or a legacy bare line."""
-    if "payload" in record and isinstance(record.get("type"), str):
-        return record["type"], record["payload"]
-    if "record_type" in record:
-        return "state", record
-    if record.get("type") in RESPONSES_ITEM_TYPES:
-        return "response_item", record
-    if "type" not in record and "id" in record and "timestamp" in record:
-        return "legacy_meta", record
-    return None, record
-
-
 def read_rollout(path: Path) -> Rollout:
     """Read `path` (never writing to it) into a Rollout."""
     rollout = Rollout(path)
-    for line in iter_json_lines(path, rollout.issues):
-        if not isinstance(line.value, dict):
-            rollout.issues.append(SourceIssue(path, line.number, "record is not a JSON object; skipped"))
-            continue
-        kind, payload = envelope(line.value)
-        if not isinstance(payload, dict):
-            continue
+    for number, kind, payload in iter_envelopes(path, rollout.issues):
         if kind == "response_item":
-            _take_item(rollout, payload, line.number)
+            _take_item(rollout, payload, number)
         elif kind == "compacted":
             _compact(rollout, payload)
         elif kind == "event_msg":
-            _take_event(rollout, payload)
+            if payload is not None:  # (side channel, chars) of the output the event copies
+                rollout.side(payload[0]).add(payload[1])
         elif kind == "turn_context" and isinstance(payload.get("model"), str):
             rollout.meta["model"] = payload["model"]  # the last turn's model: its truncation policy applies
         elif kind in ("session_meta", "legacy_meta"):
@@ -88,6 +66,9 @@ def read_rollout(path: Path) -> Rollout:
 
 def _take_item(rollout: Rollout, item: dict, number: int) -> None:
     kind = item.get("type", "message")
+    if not isinstance(kind, str):  # a hostile file may give any type: an item of no known kind
+        rollout.items.append(item)
+        return
     if kind == "reasoning":
         rollout.reasoning.add(text_chars(item.get("encrypted_content") or ""))
         return
@@ -114,21 +95,3 @@ def _compact(rollout: Rollout, payload: dict) -> None:
     else:
         summary = payload.get("message") if isinstance(payload.get("message"), str) else ""
         rollout.items = [{"type": "message", "role": "user", "content": [{"type": "input_text", "text": summary}]}]
-
-
-def _take_event(rollout: Rollout, event: dict) -> None:
-    kind = event.get("type")
-    if kind == "exec_command_end":
-        _add_text_fields(rollout.side(COMMAND_OUTPUT_EVENT), event, _COMMAND_OUTPUT_FIELDS)
-    elif kind == "item_completed":
-        item = event.get("item")
-        if isinstance(item, dict) and item.get("type") == "CommandExecution":
-            _add_text_fields(rollout.side(COMMAND_OUTPUT_EVENT), item, _COMMAND_OUTPUT_FIELDS)
-    elif kind == "patch_apply_end":
-        _add_text_fields(rollout.side(PATCH_OUTPUT_EVENT), event, ("stdout", "stderr"))
-    elif kind == "mcp_tool_call_end":
-        rollout.side(MCP_RESULT_EVENT).add(text_chars(event.get("result")))
-
-
-def _add_text_fields(copy: SideChannelCopy, holder: dict, names: tuple[str, ...]) -> None:
-    copy.add(sum(text_chars(holder[name]) for name in names if isinstance(holder.get(name), str)))

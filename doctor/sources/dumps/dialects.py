@@ -159,8 +159,13 @@ def _responses_output(output: object) -> tuple[str, list]:
     return _text_of(output), images
 
 
+def _id_key(call_id: object) -> object:
+    """A call id usable as a dict key: JSON objects and arrays (a hostile file) match nothing."""
+    return object() if isinstance(call_id, (dict, list)) else call_id
+
+
 def openai_responses(items: list) -> Iterator[dict]:
-    names = {item.get("call_id"): _responses_call(item)["name"] for item in items
+    names = {_id_key(item.get("call_id")): _responses_call(item)["name"] for item in items
              if isinstance(item, dict) and item.get("type") in ("function_call", "custom_tool_call", "local_shell_call")}
     rounds = _Rounds()
     for item in items:
@@ -169,9 +174,9 @@ def openai_responses(items: list) -> Iterator[dict]:
         kind = item.get("type", "message")
         if kind in ("function_call", "custom_tool_call", "local_shell_call"):
             yield from rounds.content("model", [{"functionCall": _responses_call(item)}])
-        elif kind.endswith("_output"):
+        elif isinstance(kind, str) and kind.endswith("_output"):
             text, images = _responses_output(item.get("output"))
-            rounds.add_result(function_response_part(item.get("call_id"), names.get(item.get("call_id")), text,
+            rounds.add_result(function_response_part(item.get("call_id"), names.get(_id_key(item.get("call_id"))), text,
                                                   nested=images))
         elif kind == "message":
             role = "model" if item.get("role") == "assistant" else "user"

@@ -51,6 +51,7 @@ _NOT_SENT_TYPES = frozenset({"info", "error", "warning"})
 # sessionId + projectHash alone are not enough: other agents' files carry those two too (a Qwen
 # recording's meta.json has both).
 _SESSION_KEYS = ("sessionId", "projectHash", "startTime", "lastUpdated")
+_DOCUMENT_OPENING = 4096
 
 
 def sniff(path: Path, head) -> bool:
@@ -59,8 +60,8 @@ def sniff(path: Path, head) -> bool:
     if not text.startswith(b"{"):
         return False
     (record,) = head.values(1) or [None]
-    if not isinstance(record, dict):  # pretty-printed legacy JSON: outline what the head holds of it
-        (record,) = outline_values(io.BytesIO(head.bytes), 1) or [None]
+    if not isinstance(record, dict):  # pretty-printed legacy JSON: outline its opening (the keys come first)
+        (record,) = outline_values(io.BytesIO(text[:_DOCUMENT_OPENING]), 1) or [None]
     return _is_session_record(record)
 
 

@@ -116,7 +116,7 @@ class MemoryScreen(Screen):
         def progress(fraction: float | None, text: str, report=None) -> None:
             nonlocal last
             if report is not None and not get_current_worker().is_cancelled:
-                self.post_message(ReportReady(prepare(report), partial=True))
+                self.post_message(ReportReady(prepare(report, with_rows=False), partial=True))
             now = time.monotonic()
             if now - last >= PROGRESS_EVERY or (fraction is not None and fraction >= 1):
                 last = now
@@ -167,8 +167,9 @@ class MemoryScreen(Screen):
     def on_report_ready(self, message: ReportReady) -> None:
         first = self.report is None
         self.show(message.view)
-        if message.partial:
+        if message.partial:  # the figures only: the audit and the Results rows follow
             self.query_one("#spill-status", Static).update(Text("Spilled outputs\n  auditing…", style="dim"))
+            self.query_one("#results-status", Static).update(Text("listing the results…", style="dim"))
         if message.refreshed:
             self.refreshes += 1
         if first:

@@ -19,6 +19,7 @@ class Overview(VerticalScroll):
         yield Static(id="turns", classes="panel")
         yield Static(id="channels", classes="panel")
         yield Static(id="spill-status", classes="panel")
+        yield Static(id="rules", classes="panel")
         yield Static(id="process-summary", classes="panel")
 
     def apply(self, view: OverviewView) -> None:
@@ -35,6 +36,7 @@ class Overview(VerticalScroll):
         self.query_one("#turns", Static).update(view.turns)
         self.query_one("#channels", Static).update(view.channels)
         self.query_one("#spill-status", Static).update(view.spill)
+        self.query_one("#rules", Static).update(view.rules)
         process = self.query_one("#process-summary", Static)
         process.display = view.process is not None
         if view.process is not None:
