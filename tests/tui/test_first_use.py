@@ -270,10 +270,12 @@ async def test_pager_more_marker_shows_beside_a_vertical_scrollbar(tmp_path):
         pager = pilot.app.screen
         view = pager.query_one(PagerView)
         await wait_for(pilot, lambda: not pager.indexing and view.line_text(0) is not None)
-        await pilot.pause()
-        assert view.show_vertical_scrollbar
-        first = next(line for line in svg_runs_text(pilot.app.export_screenshot()) if "www" in line)
-        assert first.endswith("w›"), first
+        await wait_for(pilot, lambda: view.show_vertical_scrollbar)  # laid out a few frames later under load
+
+        def first_wide_line() -> str:
+            return next(line for line in svg_runs_text(pilot.app.export_screenshot()) if "www" in line)
+
+        await wait_for(pilot, lambda: first_wide_line().endswith("w›"))
 
 
 @run_async
