@@ -21,9 +21,9 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
+from doctor.core.agent_homes import CLAUDE, CODEX, GEMINI, QWEN, agent_homes
 from doctor.sources.jsonl import loads
 
-QWEN, CLAUDE, CODEX, GEMINI = "qwen", "claude", "codex", "gemini"
 AGENTS = (QWEN, CLAUDE, CODEX, GEMINI)
 HEAD_BYTES = 256 * 1024  # a Codex session_meta line is ~22 KB; never read more than this
 HEAD_LINES = 16
@@ -52,17 +52,6 @@ def sanitize_cwd(cwd: str | os.PathLike) -> str:
     """Qwen's and Claude's project directory name: every char outside [A-Za-z0-9] becomes '-'."""
     return re.sub(r"[^A-Za-z0-9]", "-", str(cwd))
 
-
-def agent_homes(env: Mapping[str, str] = os.environ) -> dict[str, Path]:
-    """Each agent's data directory, honouring the variable the agent itself reads."""
-    home = Path(env.get("HOME") or Path.home())
-    gemini_home = Path(env["GEMINI_CLI_HOME"]) if env.get("GEMINI_CLI_HOME") else home
-    return {
-        QWEN: Path(env["QWEN_HOME"]) if env.get("QWEN_HOME") else home / ".qwen",
-        CLAUDE: Path(env["CLAUDE_CONFIG_DIR"]) if env.get("CLAUDE_CONFIG_DIR") else home / ".claude",
-        CODEX: Path(env["CODEX_HOME"]) if env.get("CODEX_HOME") else home / ".codex",
-        GEMINI: gemini_home / ".gemini",
-    }
 
 
 def find_sessions(agent: str | None = None, project: str | os.PathLike | None = None,

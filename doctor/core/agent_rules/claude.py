@@ -41,6 +41,7 @@ import math
 from collections.abc import Mapping
 from pathlib import Path
 
+from doctor.core.agent_homes import CLAUDE, agent_homes
 from doctor.core.agent_rules.model import (
     CHARS,
     TOKENS,
@@ -53,7 +54,7 @@ from doctor.core.budgets import is_mcp_tool_name
 from doctor.core.sentinels import MICROCOMPACTED, PERSISTED_STUB, SENTINEL_PREFIXES
 from doctor.core.settings import deep_merge, read_settings_file
 
-AGENT = "claude"
+AGENT = CLAUDE
 CLIENT = "Claude Code"
 VERSION = "2.1.332"
 DEFAULT = f"built-in default of {CLIENT} {VERSION}"
@@ -90,13 +91,8 @@ RULE = ("A result is oversized when the model got more than the tool's persisten
         "MCP: min(MAX_MCP_OUTPUT_TOKENS × 4, 50,000) chars) and Claude Code did not persist, refuse or clear it.")
 
 
-def config_dir(env: Mapping[str, str]) -> Path:
-    configured = env.get("CLAUDE_CONFIG_DIR")
-    return Path(configured).expanduser() if configured else Path(env.get("HOME") or Path.home()) / ".claude"
-
-
 def settings_files(project_dir: Path | None, env: Mapping[str, str]) -> list[Path]:
-    files = [config_dir(env) / "settings.json"]
+    files = [agent_homes(env)[CLAUDE] / "settings.json"]
     if project_dir is not None:
         files += [project_dir / ".claude" / "settings.json", project_dir / ".claude" / "settings.local.json"]
     return files

@@ -20,11 +20,12 @@ import tomllib
 from collections.abc import Mapping
 from pathlib import Path
 
+from doctor.core.agent_homes import CODEX, agent_homes
 from doctor.core.agent_rules.model import BYTES, TOKENS, AgentBudget, AgentRules, ToolRule, positive_int
 from doctor.core.sentinels import IN_TOOL_TRUNCATION
 from doctor.core.settings import SettingsError
 
-AGENT = "codex"
+AGENT = CODEX
 CLIENT = "Codex CLI"
 VERSION = "0.171.0"
 DEFAULT = f"built-in default of {CLIENT} {VERSION}"
@@ -45,11 +46,6 @@ RULE = ("A result is oversized when the model got more than the model's truncati
         "tool_output_token_limit) plus 1,000 chars of exec header, and Codex did not truncate it.")
 
 
-def codex_home(env: Mapping[str, str]) -> Path:
-    configured = env.get("CODEX_HOME")
-    return Path(configured).expanduser() if configured else Path(env.get("HOME") or Path.home()) / ".codex"
-
-
 def read_config(path: Path) -> dict:
     try:
         with open(path, "rb") as handle:
@@ -63,7 +59,7 @@ def read_config(path: Path) -> dict:
 def load(model: str | None, env: Mapping[str, str], extra_files: tuple[Path, ...] = (),
          overrides: Mapping[str, float] | None = None, use_default_files: bool = True) -> AgentRules:
     limit_tokens, where, used = None, None, []
-    for path in ([codex_home(env) / "config.toml"] if use_default_files else []) + list(extra_files):
+    for path in ([agent_homes(env)[CODEX] / "config.toml"] if use_default_files else []) + list(extra_files):
         if not path.is_file():
             continue
         config = read_config(path)

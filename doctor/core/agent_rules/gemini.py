@@ -24,11 +24,12 @@ import math
 from collections.abc import Mapping
 from pathlib import Path
 
+from doctor.core.agent_homes import GEMINI, agent_homes
 from doctor.core.agent_rules.model import CHARS, TOKENS, AgentBudget, AgentRules, ToolRule
 from doctor.core.sentinels import IN_TOOL_TRUNCATION, PERSISTED_STUB, SENTINEL_PREFIXES
 from doctor.core.settings import deep_merge, read_settings_file
 
-AGENT = "gemini"
+AGENT = GEMINI
 CLIENT = "Gemini CLI"
 VERSION = "0.61.0"
 DEFAULT = f"built-in default of {CLIENT} {VERSION}"
@@ -46,9 +47,8 @@ RULE = ("A result is oversized when the model got more than tools.truncateToolOu
 
 
 def settings_files(project_dir: Path | None, env: Mapping[str, str]) -> list[Path]:
-    home = Path(env.get("GEMINI_CLI_HOME") or env.get("HOME") or Path.home())
     system = Path(env.get("GEMINI_CLI_SYSTEM_SETTINGS_PATH") or "/etc/gemini-cli/settings.json")
-    files = [system.with_name("system-defaults.json"), home / ".gemini" / "settings.json"]
+    files = [system.with_name("system-defaults.json"), agent_homes(env)[GEMINI] / "settings.json"]
     if project_dir is not None:
         files.append(project_dir / ".gemini" / "settings.json")
     return [*files, system]
