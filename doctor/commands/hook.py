@@ -1,7 +1,8 @@
 """`doctor hook AGENT [--tell-model]`: what an agent's hooks run; reads the hook's JSON on stdin, answers JSON or nothing.
 
 After each tool call (`PostToolUse`; Gemini's `AfterTool`): when the result that just landed is
-oversized (`doctor.integrations.alarm`), a `systemMessage` tells the user, and with
+oversized by that agent's rule, as the model will get it (`doctor.integrations.alarm`), a
+`systemMessage` tells the user, and with
 `--tell-model` (chosen at install time) `additionalContext` tells the model in one sentence;
 silent otherwise, and never blocking the tool.
 `UserPromptSubmit` (Codex, which has no custom slash commands): a prompt starting with
@@ -52,17 +53,18 @@ def respond(agent: str, payload: dict, *, tell_model: bool = False) -> dict | No
     if event == "UserPromptSubmit":
         return _prompt(agent, payload)
     if event in AFTER_TOOL:
-        return _after_tool(event, payload, tell_model)
+        return _after_tool(agent, event, payload, tell_model)
     return None
 
 
-def _after_tool(event: str, payload: dict, tell_model: bool) -> dict | None:
+def _after_tool(agent: str, event: str, payload: dict, tell_model: bool) -> dict | None:
     from doctor.integrations.alarm import check
 
     tool = payload.get("tool_name")
     cwd = payload.get("cwd")
-    alarm = check(tool if isinstance(tool, str) else "", payload.get("tool_response"),
-                  Path(cwd) if isinstance(cwd, str) else None)
+    model = payload.get("model")  # Codex names it: its truncation policy depends on the model
+    alarm = check(agent, tool if isinstance(tool, str) else "", payload.get("tool_response"),
+                  Path(cwd) if isinstance(cwd, str) else None, model=model if isinstance(model, str) else None)
     if alarm is None:
         return None
     answer: dict = {"systemMessage": alarm.for_user()}

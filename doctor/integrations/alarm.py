@@ -1,79 +1,108 @@
 """The oversized alarm an after-tool hook raises the moment a big result lands.
 
-The hook's stdin carries the tool's name and response. The response's text (the model-facing
-field where the agent has one: Gemini's `llmContent`, `output`, Claude's `stdout` + `stderr`,
-else every string in it) is measured in UTF-16 units, as the agents count, and compared with
-Qwen's rule, the one doctor's reports use: oversized above 2 × the tool's budget + 500 (budgets
-from Qwen's settings and doctor's config, as for `doctor memory`). Nothing is read from the
-transcript, so the hook costs the same on the first call and the thousandth.
+A result is judged by the rule `doctor memory` uses for that agent's sessions, on the size that
+reaches the model (`doctor.integrations.delivery`: what the agent still does to the result after
+its hook ran), so the hook's verdict is the verdict `doctor memory --json` gives the same result
+afterwards:
+- Claude Code, Gemini CLI, Codex: the agent's own limits (`doctor.core.agent_rules`, read from the
+  same settings files and environment), a result the agent persists or truncates after the hook
+  being silent;
+- Qwen Code: Qwen's rule, oversized above 2 × the tool's budget + 500 (budgets from Qwen's
+  settings).
+doctor's own `[budgets]` win for every agent, as in `doctor memory`. Nothing is read from the
+transcript, and no settings at all for a result of at most 500 chars (every call's common case).
 """
 
 from __future__ import annotations
 
 import math
+import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from doctor.core.budgets import COMBINED_PASS_TOLERANCE_FACTOR, TRUNCATION_FALLBACK_ENVELOPE_SLACK
+from doctor.integrations.delivery import agent_gate, rules_name, sent_text, utf16_length
 from doctor.report.figures import figure
 from doctor.report.inert import inert_line
 
-MODEL_FIELDS = ("llmContent", "output", "content", "result", "text")
+# At most this many chars is never reported: Qwen's rule cannot reach it, and no other agent's limit is that low.
+FLOOR = TRUNCATION_FALLBACK_ENVELOPE_SLACK
 SPILL = re.compile(r"(?:saved to|Persisted tool-output artifact|written to)[:\s]+(/[^\s\"'<>]+)", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
 class Alarm:
+    """An oversized result: `limit` is the limit in that agent's words, `source` where it comes from
+    (None for Qwen's rule, whose budget is stated as 2 × budget + 500)."""
+
     tool: str
     chars: int
-    budget: float
+    limit: str
+    source: str | None
     spill: str | None
 
     def for_user(self) -> str:
         where = f"; full output in {self.spill}" if self.spill else ""
-        return (f"doctor: {inert_line(self.tool)} returned {figure(self.chars)} chars, over 2× its "
-                f"{figure(self.budget)}-char budget + 500: it stays in context on every later turn{where}. "
-                "/doctor:memory shows the session.")
+        over = f"over {self.limit} ({self.source})" if self.source else f"over 2× its {self.limit} + 500"
+        return (f"doctor: {inert_line(self.tool)} returned {figure(self.chars)} chars, {over}: it stays in "
+                f"context on every later turn{where}. /doctor:memory shows the session.")
 
     def for_model(self) -> str:
         page = (f" Its full output is in {self.spill}; page in only the part you need from there instead of "
                 "re-running the tool." if self.spill else " Avoid re-running it for more; ask for narrower output.")
-        return (f"The last {inert_line(self.tool)} result is {figure(self.chars)} chars, above twice its "
-                f"{figure(self.budget)}-char budget.{page}")
+        above = f"above {self.limit} ({self.source})" if self.source else f"above twice its {self.limit}"
+        return f"The last {inert_line(self.tool)} result is {figure(self.chars)} chars, {above}.{page}"
 
 
-def response_text(response) -> str:
-    if isinstance(response, str):
-        return response
-    if isinstance(response, dict):
-        for key in MODEL_FIELDS:
-            if key in response:
-                return response_text(response[key])
-        if "stdout" in response or "stderr" in response:
-            return "".join(value for value in (response.get("stdout"), response.get("stderr")) if isinstance(value, str))
-        return "".join(response_text(value) for value in response.values())
-    if isinstance(response, list):
-        return "".join(response_text(value) for value in response)
-    return ""
-
-
-def utf16_length(text: str) -> int:
-    return len(text.encode("utf-16-le", "surrogatepass")) // 2
-
-
-def check(tool: str, response, cwd: Path | None) -> Alarm | None:
-    """An Alarm when `response` is oversized for `tool`, else None."""
-    text = response_text(response)
+def check(agent: str, tool: str, response, cwd: Path | None, *, model: str | None = None,
+          env: Mapping[str, str] | None = None) -> Alarm | None:
+    """An Alarm when `response` of `tool`, as the model will get it from `agent`, is oversized; else None."""
+    text = sent_text(agent, tool, response)
+    if text is None:
+        return None  # the agent persisted it: the model gets its stub
     chars = utf16_length(text)
-    if chars <= TRUNCATION_FALLBACK_ENVELOPE_SLACK:
-        return None  # below any budget's slack: no settings to read, the common case stays cheap
-    from doctor.assemble import ReportOptions, resolve_settings
+    if chars <= FLOOR:
+        return None  # the common case stays cheap: no settings read
     from doctor.config import load_budget_overrides
 
-    budgets = resolve_settings(ReportOptions(tool_budgets=load_budget_overrides()), cwd).budgets
-    budget = budgets.result_budget(tool).chars
+    env = os.environ if env is None else env
+    if agent == "qwen":
+        return _qwen(tool, text, chars, cwd, load_budget_overrides())
+    from doctor.core.agent_rules import rules_for
+
+    name = rules_name(agent, tool)
+    rules = rules_for(agent, project_dir=cwd, env=env, model=model, overrides=load_budget_overrides())
+    if rules is None or text.startswith(rules.exempt_prefixes) or chars > agent_gate(agent, name, rules):
+        return None  # the agent's own stub, or a result it persists or cuts before the model sees it
+    if chars <= rules.result_budget(name).oversized_above:
+        return None
+    budget = rules.agent_budget(name)
+    return Alarm(tool, chars, _limit(rules, budget), budget.detail, _spill(text))
+
+
+def _qwen(tool: str, text: str, chars: int, cwd: Path | None, overrides: dict) -> Alarm | None:
+    from doctor.assemble import ReportOptions, resolve_settings
+
+    budget = resolve_settings(ReportOptions(tool_budgets=overrides), cwd).budgets.result_budget(tool).chars
     if not math.isfinite(budget) or chars <= budget * COMBINED_PASS_TOLERANCE_FACTOR + TRUNCATION_FALLBACK_ENVELOPE_SLACK:
         return None
+    return Alarm(tool, chars, f"{figure(budget)}-char budget", None, _spill(text))
+
+
+def _limit(rules, budget) -> str:
+    """`Gemini CLI's 40,000-char limit`, `Claude Code's 25,000-token limit (≈100,000 chars)`."""
+    unit = {"chars": "char", "bytes": "byte", "tokens": "token"}.get(budget.unit, budget.unit)
+    said = f"{rules.client}'s {figure(budget.value)}-{unit} limit"
+    if budget.unit != "chars":
+        said += f" (≈{figure(budget.chars)} chars)"
+    if rules.allowance:
+        said += f" + {figure(rules.allowance)} chars of header"
+    return said
+
+
+def _spill(text: str) -> str | None:
     spill = SPILL.search(text)
-    return Alarm(tool, chars, budget, spill.group(1).rstrip(".") if spill else None)
+    return spill.group(1).rstrip(".") if spill else None
+

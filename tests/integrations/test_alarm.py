@@ -8,7 +8,8 @@ import sys
 
 import pytest
 
-from doctor.integrations.alarm import check, response_text
+from doctor.integrations.alarm import check
+from doctor.integrations.delivery import response_text
 from tests.report.report_support import run_cli
 
 
@@ -20,12 +21,12 @@ def isolated(tmp_path, monkeypatch):
 
 
 @pytest.mark.parametrize("chars, fires", [(50_500, False), (50_501, True)])
-def test_the_rule_is_two_budgets_plus_500(chars, fires):
-    assert (check("read_file_unknown_tool", "x" * chars, None) is not None) == fires  # threshold 25,000
+def test_qwens_rule_is_two_budgets_plus_500(chars, fires):
+    assert (check("qwen", "read_file_unknown_tool", "x" * chars, None) is not None) == fires  # threshold 25,000
 
 
 def test_astral_characters_count_as_two_units():
-    assert check("unknown", "🙂" * 25_251, None) is not None  # 50,502 UTF-16 units
+    assert check("qwen", "unknown", "🙂" * 25_251, None) is not None  # 50,502 UTF-16 units
 
 
 @pytest.mark.parametrize("response, text", [
@@ -40,9 +41,47 @@ def test_the_model_facing_text_is_measured(response, text):
 
 def test_a_configured_budget_is_honoured(tmp_path, monkeypatch):
     config = tmp_path / "doctor.toml"
-    config.write_text("[budgets]\nBash = 100000\n")
+    config.write_text("[budgets]\nBash = 100000\nRead = 150000\n")
     monkeypatch.setenv("DOCTOR_CONFIG", str(config))
-    assert check("Bash", "x" * 60_000, None) is None
+    assert check("qwen", "Bash", "x" * 60_000, None) is None
+    assert check("claude", "Read", _read("x" * 120_000), None) is None  # [budgets] win for every agent
+    config.write_text("[budgets]\nRead = 50000\n")
+    assert check("claude", "Read", _read("x" * 60_000), None).chars == 60_002  # "1\t" + the line
+
+
+def _read(content: str) -> dict:
+    """Claude's Read payload (tool_response as tests/integrations/hook_payloads.py describes it)."""
+    return {"type": "text", "file": {"filePath": "/p/f.txt", "content": content, "numLines": 1, "startLine": 1,
+                                     "totalLines": 1}}
+
+
+def test_gemini_judges_by_its_threshold_and_is_silent_on_what_it_cuts(tmp_path):
+    settings = tmp_path / ".gemini" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text('{"tools": {"truncateToolOutputThreshold": 60000}}')
+    assert check("gemini", "read_file", {"llmContent": "x" * 60_000}, None) is None
+    alarm = check("gemini", "read_file", {"llmContent": "x" * 60_001}, None)
+    assert f"tools.truncateToolOutputThreshold in {settings}" in alarm.for_user()
+    assert "60,000-char limit" in alarm.for_model() and "twice" not in alarm.for_model()
+    assert check("gemini", "run_shell_command", {"llmContent": "x" * 168_968}, None) is None  # Gemini cuts it
+
+
+def test_claude_is_silent_on_what_it_persists(tmp_path):
+    persisted = {"stdout": "x" * 30_000, "stderr": "", "persistedOutputPath": "/p/tool-results/b.txt"}
+    assert check("claude", "Bash", persisted, None) is None
+    assert check("claude", "Grep", "x" * 90_000, None) is None  # above Grep's 20,000 gate: persisted
+    alarm = check("claude", "Read", _read("x" * 100_001), None)
+    assert "Claude Code's 25,000-token limit (≈100,000 chars) (built-in default of Claude Code 2.1.332)" \
+        in alarm.for_user()
+
+
+def test_codex_reads_the_models_policy_and_its_tool_name(tmp_path, monkeypatch):
+    config = tmp_path / "doctor.toml"
+    config.write_text("[budgets]\nexec_command = 5000\n")
+    monkeypatch.setenv("DOCTOR_CONFIG", str(config))
+    assert check("codex", "Bash", "x" * 6_000, None, model="gpt-5.5") is None  # 5,000 + 1,000 header allowance
+    assert "Codex CLI's 5,000-char limit + 1,000 chars of header (--tool-budget exec_command)" in \
+        check("codex", "Bash", "x" * 6_001, None, model="gpt-5.5").for_user()
 
 
 def _hook(capsys, monkeypatch, payload, *flags):

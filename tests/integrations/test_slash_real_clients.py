@@ -145,23 +145,41 @@ def test_codex_prompt_hook_answers_doctor_memory(tmp_path):
     assert _chars(summary) == expected["totalChars"]
 
 
+def _doctor_budgets(box: Sandbox, text: str) -> None:
+    """doctor's own config in the sandbox HOME (`[budgets]`, as a team sets them)."""
+    config = box.home / ".config" / "doctor" / "config.toml"
+    config.parent.mkdir(parents=True)
+    config.write_text(text)
+
+
+def _memory_row(box: Sandbox, transcript, tool: str) -> dict:
+    data = json.loads(box.doctor("memory", str(transcript), "--json", "--top", "50").stdout)
+    [row] = [r for r in data["retention"]["oversized"] if r["tool"] == tool]
+    return row
+
+
 @_needs(CLAUDE)
 @pytest.mark.parametrize("tell_model", [False, True])
 def test_claude_after_tool_hook_raises_the_oversized_alarm(tmp_path, tell_model):
     box = Sandbox(tmp_path)
     box.doctor("install", "claude", *(["--tell-model"] if tell_model else []))
-    big = "python3 -c \"print('o' * 60000)\""  # 60,001 chars > 2 × 25,000 + 500
-    # BASH_MAX_OUTPUT_LENGTH lifts Claude's own 30,000-char Bash cap, as a user may: the whole output lands
-    ran = CLAUDE.run(box, ["-p", "go", "--dangerously-skip-permissions", "--tools", "Bash",
+    # Claude bounds Bash itself (persisted above 30,000 chars) and cuts a Read to 25,000 tokens: with its own
+    # limits nothing it sends is oversized. The team's doctor budget for Read (20,000 chars) is what trips here.
+    _doctor_budgets(box, "[budgets]\nRead = 20000\n")
+    (box.project / "notes.txt").write_text("".join(f"note {i:04d} {'n' * 40}\n" for i in range(600)))  # 30,600
+    big = "python3 -c \"print('o' * 60000)\""
+    ran = CLAUDE.run(box, ["-p", "go", "--dangerously-skip-permissions", "--tools", "Bash,Read",
                            "--output-format", "stream-json", "--verbose"],
                      [[{"name": "Bash", "input": {"command": big, "description": "big"}}],
-                      [{"name": "Bash", "input": {"command": "seq 1 5", "description": "small"}}], "All done."],
-                     env={"BASH_MAX_OUTPUT_LENGTH": "150000"})
+                      [{"name": "Read", "input": {"file_path": str(box.project / "notes.txt")}}], "All done."])
     assert ran.returncode == 0, ran.stderr
     shown = [json.loads(line).get("content", "") for line in ran.stdout.splitlines() if '"informational"' in line]
-    alarms = [text for text in shown if "doctor: Bash returned" in text]
-    assert len(alarms) == 1 and "60,000 chars, over 2× its 25,000-char budget" in alarms[0], shown  # small one: silent
-    told = ran.text_with("above twice its 25,000-char budget")
+    alarms = [text for text in shown if "doctor: " in text]  # `PostToolUse:Read says: doctor: …`
+    assert len(alarms) == 1 and "doctor: Read returned " in alarms[0], shown  # the persisted Bash: silent
+    [transcript] = (box.home / ".claude" / "projects").glob("*/*.jsonl")
+    row = _memory_row(box, transcript, "Read")  # doctor memory afterwards: the same verdict, the same figure
+    assert f"Read returned {row['rawChars']:,} chars, over Claude Code's 20,000-char limit (--tool-budget Read)" in alarms[0]
+    told = ran.text_with("The last Read result is")
     assert (told is not None) == tell_model
 
 
@@ -193,15 +211,25 @@ def test_gemini_after_tool_hook_raises_the_oversized_alarm(tmp_path):
     (box.home / ".gemini").mkdir()
     (box.home / ".gemini" / "settings.json").write_text(json.dumps(GEMINI_SETTINGS))
     box.doctor("install", "gemini", "--tell-model")
+    (box.project / "big.txt").write_text("".join(f"line {i:04d} {'b' * 50}\n" for i in range(2500)))
     ran = GEMINI.run(box, ["-p", "go", "--yolo"], [
         [{"name": "run_shell_command", "args": {"command": "seq 1 30000", "description": "big"}}],
+        [{"name": "read_file", "args": {"file_path": str(box.project / "big.txt")}}],
         [{"name": "run_shell_command", "args": {"command": "seq 1 5", "description": "small"}}], "All done."])
     assert ran.returncode == 0, ran.stderr
     # Headless Gemini prints a hook's systemMessage on stderr; additionalContext joins the function response.
+    # The hook is handed seq's whole 168,968 chars, but Gemini cuts them to its 40,000-char threshold before
+    # the model sees them: silent. read_file is not cut, and its 122,328 chars stay: the alarm.
     alarms = [line for line in ran.stderr.splitlines() if line.startswith("Hook system message: doctor: ")]
-    assert len(alarms) == 1 and "run_shell_command returned" in alarms[0], ran.stderr  # the small one: silent
-    told = ran.text_with("<hook_context>The last run_shell_command result is")
-    assert told is not None and "above twice its 30,000-char budget" in told
+    assert len(alarms) == 1, ran.stderr
+    [transcript] = (box.home / ".gemini" / "tmp").glob("*/chats/session-*.json*")
+    row = _memory_row(box, transcript, "read_file")
+    told = ran.text_with("<hook_context>The last read_file result is 122,328 chars")
+    assert told is not None and "above Gemini CLI's 40,000-char limit" in told
+    # doctor memory counts the same result afterwards, with the hook's own sentence Gemini appended to it
+    assert row["rawChars"] == len(told) and told.index("\n\n<hook_context>") == 122_328
+    assert "doctor: read_file returned 122,328 chars, over Gemini CLI's 40,000-char limit (no limit of its own; " \
+           "held to tools.truncateToolOutputThreshold" in alarms[0]
     assert ran.text_with("seq 1 5") is not None and sum("<hook_context>" in body for body in ran.bodies[-1:]) == 1
 
 
@@ -209,9 +237,10 @@ def test_gemini_after_tool_hook_raises_the_oversized_alarm(tmp_path):
 def test_codex_after_tool_hook_tells_the_model(tmp_path):
     box = Sandbox(tmp_path)
     box.doctor("install", "codex", "--tell-model")
-    # Codex cuts a command's output to 10,000 tokens before the hook sees it, which never trips the
-    # 2 × 25,000 + 500 rule: the user raised the limit, as in recordings/codex/raised-limit.
+    # Codex cuts a command's output to its truncation policy before the hook sees it, so with Codex's own
+    # limit nothing is oversized; the team's doctor budget for exec_command (20,000 chars) is what trips here.
     (box.home / ".codex" / "config.toml").write_text("tool_output_token_limit = 50000\n" + _codex_config())
+    _doctor_budgets(box, "[budgets]\nexec_command = 20000\n")
     big = "python3 -c \"print('o' * 60000)\""
     ran = CODEX.run(box, ["exec", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox",
                           "--dangerously-bypass-hook-trust", "go"], [
@@ -219,5 +248,7 @@ def test_codex_after_tool_hook_tells_the_model(tmp_path):
         [{"name": "exec_command", "args": {"cmd": "seq 1 5"}}], "All done."])
     assert ran.returncode == 0, ran.stderr
     told = ran.text_with("The last Bash result is")
-    assert told is not None and "above twice its 25,000-char budget" in told, ran.stderr[-2000:]
+    assert told is not None and "above Codex CLI's 20,000-char limit + 1,000 chars of header" in told, ran.stderr[-2000:]
     assert sum("The last Bash result is" in body for body in ran.bodies) == 2  # in both later requests, once
+    [transcript] = (box.home / ".codex" / "sessions").rglob("rollout-*.jsonl")
+    assert _memory_row(box, transcript, "exec_command")["rawChars"] > 21_000  # doctor memory: oversized too
