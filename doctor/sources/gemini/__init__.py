@@ -26,14 +26,16 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from doctor.core.jsvalues import js_len, js_stringify_len
+from doctor.core.jsvalues import MeasuredText, js_len, js_stringify_len
+from doctor.core.ui_history import is_shell_result_display
 from doctor.sources.base import (
     LoadedSession,
     SourceError,
     SourceIssue,
     open_session_file,
 )
-from doctor.sources.jsonl import iter_json_lines, loads
+from doctor.sources.gemini import spans
+from doctor.sources.jsonl import loads
 from doctor.sources.sniffing import outline_values
 
 NAME = "gemini"
@@ -76,7 +78,8 @@ class ConversationState:
     """The final ConversationRecord after replaying every record of the file."""
 
     metadata: dict = field(default_factory=dict)
-    messages: dict[str, dict] = field(default_factory=dict)  # insertion order = history order
+    # insertion order = history order; a JSON Lines reader keeps messages as (offset, length) spans
+    messages: dict[str, object] = field(default_factory=dict)
     records: int = 0
 
     def apply(self, record: object) -> None:
@@ -121,28 +124,33 @@ def read(path: Path) -> LoadedSession:
         state.apply(document)
     else:
         fmt = FORMAT_JSONL
-        for line in iter_json_lines(path, issues):
-            state.apply(line.value)
+        spans.replay(path, state, issues)
     if not state.metadata.get("sessionId"):
         raise SourceError(path, "no Gemini CLI session metadata (sessionId, projectHash) found")
-    messages = list(state.messages.values())
+    entries = list(state.messages.values())
+    survey = _Survey(path, entries)
+
+    def messages() -> Iterator[dict]:
+        return spans.iter_messages(path, entries)
+
     session = LoadedSession(
         agent=NAME,
         path=path,
-        history=lambda: model_history(messages),
+        history=lambda: model_history(messages(), survey.response_ids),
         session_id=state.metadata.get("sessionId"),
         format=fmt,
-        ui_history=list(ui_tool_groups(messages)),
+        ui_history=_Replayed(lambda: ui_tool_groups(messages())),
+        measured_ui_history=survey.ui_groups,
         issues=issues,
         started=state.metadata.get("startTime"),
         meta={
             "projectHash": state.metadata.get("projectHash"),
             "kind": state.metadata.get("kind"),
             "records": state.records,
-            "finalMessages": len(messages),
+            "finalMessages": len(entries),
         },
     )
-    _count_side_channel(session, messages)
+    survey.count_side_channel(session)
     project_temp = project_temp_dir(path)
     if project_temp is not None:
         session.spill_roots = [project_temp / "tool-outputs", project_temp]
@@ -204,9 +212,9 @@ def _result_parts(call: dict) -> list:
     return _parts(result)
 
 
-def model_history(messages: list[dict]) -> Iterator[dict]:
-    """Neutral Contents for the final messages, as the CLI sends them to the model."""
-    sent_separately = _response_ids(messages)
+def model_history(messages: Iterable[dict], sent_separately: set[str]) -> Iterator[dict]:
+    """Neutral Contents for the final messages, as the CLI sends them to the model
+    (`sent_separately`: their `_response_ids`)."""
     for message in messages:
         kind = message.get("type")
         if kind == "user":
@@ -252,16 +260,65 @@ def ui_tool_groups(messages: list[dict]) -> Iterator[dict]:
             }
 
 
-def _count_side_channel(session: LoadedSession, messages: list[dict]) -> None:
-    sent_separately = _response_ids(messages)
-    for message in messages:
-        for call in _tool_calls(message):
-            display = call.get("resultDisplay")
-            if display is not None:
-                chars = js_len(display) if isinstance(display, str) else js_stringify_len(display) or 0
-                session.side(UI_DISPLAY).add(chars)
-            if call.get("id") in sent_separately and call.get("result"):
-                session.side(TOOL_CALL_RESULT_COPY).add(_output_chars(_result_parts(call)))
+class _Replayed:
+    """A list-like view that decodes the messages again each time it is walked (the full UI history,
+    for whoever wants the displays themselves; the analysis reads `_Survey.ui_groups`)."""
+
+    def __init__(self, walk) -> None:
+        self._walk = walk
+
+    def __iter__(self) -> Iterator[dict]:
+        return self._walk()
+
+
+class _Survey:
+    """One walk over the final messages, each decoded once: the call ids answered by user
+    messages, the UI tool groups with long display texts measured (MeasuredText: head and JS
+    length, for the retention analysis), and the side-channel copies' lengths."""
+
+    def __init__(self, path: Path, entries: list) -> None:
+        self.response_ids: set[str] = set()
+        self.ui_groups: list[dict] = []
+        self._displays: list[int] = []
+        self._results: list[tuple[object, int]] = []  # (call id, output chars) of each call with a result
+        for message in spans.iter_messages(path, entries):
+            self.response_ids |= _response_ids((message,))
+            for group in ui_tool_groups((message,)):
+                self.ui_groups.append({**group, "tools": [_measured_tool(tool) for tool in group["tools"]]})
+            for call in _tool_calls(message):
+                display = call.get("resultDisplay")
+                if display is not None:
+                    self._displays.append(js_len(display) if isinstance(display, str) else js_stringify_len(display) or 0)
+                if call.get("result"):
+                    self._results.append((call.get("id"), _output_chars(_result_parts(call))))
+
+    def count_side_channel(self, session: LoadedSession) -> None:
+        for chars in self._displays:
+            session.side(UI_DISPLAY).add(chars)
+        for call_id, chars in self._results:
+            if call_id in self.response_ids:
+                session.side(TOOL_CALL_RESULT_COPY).add(chars)
+
+
+# A display text longer than this is kept as its head and JS length (every sentinel prefix is shorter).
+_HEAD = 256
+
+
+def _measured(text: object) -> object:
+    return MeasuredText(text[:_HEAD], js_len(text)) if type(text) is str and len(text) > _HEAD else text
+
+
+def _measured_tool(tool: dict) -> dict:
+    """A UI tool with its display's long texts measured: the display string, or a shell result's
+    text and output (what the UI scan measures; other structured displays stay whole: their
+    length is JSON.stringify's)."""
+    display = tool["resultDisplay"]
+    if isinstance(display, str):
+        return {**tool, "resultDisplay": _measured(display)}
+    if is_shell_result_display(display):
+        return {**tool, "resultDisplay": {**display, "text": _measured(display["text"]),
+                                          "output": _measured(display["output"])}}
+    return tool
 
 
 def _output_chars(parts: list) -> int:
