@@ -8,11 +8,14 @@ settings file each client read is part of the recording, so doctor is pointed at
 """
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from doctor.core.agent_rules import codex
 
 RECORDINGS = Path(__file__).resolve().parents[1] / "recordings"
 QWEN_ONLY_SETTINGS = ("toolOutputBatchBudget", "truncateToolOutputLines", "shellBudget")
@@ -182,3 +185,25 @@ def test_re_recording_gives_the_same_layers(tmp_path, client, name):
     _, _, expected = scenario(f"{client}/{name}")
     assert [(r["tool"], r["layer"]) for r in json.loads(fresh)["results"]] == \
         [(r["tool"], r["layer"]) for r in expected["results"]]
+
+
+def codex_kept_bytes(folder: Path) -> list[int]:
+    """UTF-8 bytes Codex kept of each output it cut: the text after its warning lines, without the middle marker."""
+    (rollout,) = (folder / "home" / ".codex" / "sessions").rglob("rollout-*.jsonl")
+    kept = []
+    for line in rollout.read_text().splitlines():
+        payload = json.loads(line).get("payload") or {}
+        output = payload.get("output")
+        if payload.get("type") == "function_call_output" and "\nWarning: truncated output (" in output[:1024]:
+            body = output.split("\nOutput:\n", 1)[1]
+            body = body[body.index("\n\n") + 2:]
+            kept.append(len(re.sub(r"…\d+ (?:chars|tokens) truncated…", "", body, count=1).encode()))
+    return kept
+
+
+def test_codex_fallback_bytes_policy_is_what_the_binary_applied():
+    """The 10,000-byte fallback for a model outside the catalog, and tool_output_token_limit × 4 bytes under a
+    bytes policy, come from Codex's source, not its binary (the Rust constants are not readable there): the real
+    0.171.0 client's cuts, recorded with the non-catalog fake-model, keep exactly those many bytes."""
+    assert codex_kept_bytes(RECORDINGS / "codex" / "big-outputs") == [codex.FALLBACK_BYTE_LIMIT] * 2
+    assert codex_kept_bytes(RECORDINGS / "codex" / "raised-limit") == [50_000 * codex.BYTES_PER_TOKEN]

@@ -5,7 +5,10 @@ model's `truncation_policy` (head and tail kept, `…N tokens truncated…` /
 `…N chars truncated…` between), whatever the tool: the catalog built into the
 0.171.0 binary gives every listed model `{"mode": "tokens", "limit": 10000}`;
 a model not in the catalog (a custom provider's) gets the fallback
-`TruncationPolicyConfig::bytes(10_000)`. `tool_output_token_limit` in
+`TruncationPolicyConfig::bytes(10_000)` (from Codex's source: the Rust constant
+cannot be read back from the binary, but the real 0.171.0 client's cuts in
+tests/recordings/codex/{big-outputs,raised-limit} keep exactly 10,000 and
+50,000 × 4 bytes, which tests/cli/test_agent_limit_recordings.py checks). `tool_output_token_limit` in
 `$CODEX_HOME/config.toml` (default `~/.codex`) replaces the limit, in tokens, or
 as tokens × 4 bytes for a bytes policy (`approx_bytes_for_tokens`). Codex
 estimates 4 bytes a token, and so does doctor here (on UTF-16 chars, which
