@@ -34,6 +34,9 @@ def register(subparsers) -> None:
         if installing:
             parser.add_argument("--tell-model", action="store_true",
                                 help="the oversized alarm also tells the model (additionalContext), not only you")
+            parser.add_argument("--no-statusline", dest="statusline", action="store_false",
+                                help="leave the agent's status line alone (Claude Code, Qwen Code: keeps Qwen's "
+                                     "built-in default one); takes doctor's out if it was installed")
         parser.set_defaults(handler=run, installing=installing, scope=USER)
 
 
@@ -42,7 +45,8 @@ def run(args) -> int:
     location = Location(args.scope, (args.project_dir or Path.cwd()).resolve())
     try:
         planned = plan(args.agent, location, installing=args.installing,
-                       options={"tell_model": getattr(args, "tell_model", False)})
+                       options={"tell_model": getattr(args, "tell_model", False),
+                                "statusline": getattr(args, "statusline", True)})
     except Refused as exc:
         print(f"doctor {command}: refused: {exc}", file=sys.stderr)
         return exitcodes.USAGE_OR_INPUT

@@ -64,9 +64,11 @@ def status_line_command(agent: str) -> str:
     return f"doctor statusline {agent}"
 
 
-def edit_status_line(settings: dict, keys: tuple[str, ...], agent: str, *, installing: bool, notes: list[str]) -> None:
+def edit_status_line(settings: dict, keys: tuple[str, ...], agent: str, *, installing: bool, notes: list[str],
+                     wanted: bool = True) -> bool:
     """Set `settings[keys]` to doctor's command status line, unless the user has one of their own:
-    theirs is kept (a note says so and how to switch). Uninstall removes only doctor's."""
+    theirs is kept (a note says so and how to switch). Uninstall, or install with `wanted` False
+    (`--no-statusline`), removes only doctor's. True when this call sets it where nothing was set."""
     from doctor.integrations.files import remove_key, set_key
 
     command = status_line_command(agent)
@@ -76,10 +78,13 @@ def edit_status_line(settings: dict, keys: tuple[str, ...], agent: str, *, insta
     present = isinstance(holder, dict) and keys[-1] in holder
     current = holder.get(keys[-1]) if present else None
     ours = isinstance(current, dict) and current.get("command") == command
-    if not installing:
+    if not installing or not wanted:
         remove_key(settings, keys, lambda value: isinstance(value, dict) and value.get("command") == command)
-    elif not present:
+        return False
+    if not present:
         set_key(settings, keys, {"type": "command", "command": command})
-    elif not ours:
+        return True
+    if not ours:
         notes.append(f"kept your own {'.'.join(keys)} setting; to show doctor's line instead, set it to "
                      f'{{"type": "command", "command": "{command}"}}')
+    return False

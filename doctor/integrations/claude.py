@@ -42,6 +42,7 @@ def plan(location: Location, *, installing: bool, options: dict) -> Plan:
     def edit(settings: dict) -> None:
         edit_hook(settings, "claude", "PostToolUse", installing=installing,
                   tell_model=options.get("tell_model", False), matcher="*", timeout=30)
-        edit_status_line(settings, ("statusLine",), "claude", installing=installing, notes=notes)
+        edit_status_line(settings, ("statusLine",), "claude", installing=installing, notes=notes,
+                         wanted=options.get("statusline", True))
 
     return Plan([command, json_settings(base / "settings.json", edit)], notes)

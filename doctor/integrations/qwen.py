@@ -8,7 +8,9 @@ the line needs `permissions.allow: ["run_shell_command(doctor slash)"]` in `sett
 The same `settings.json` gets a `PostToolUse` hook running `doctor hook qwen` (the oversized alarm)
 and `ui.statusLine: {type: command, command: "doctor statusline qwen"}` (Qwen 0.24.4 runs it with
 `session_id` and `workspace.current_dir` on stdin), unless `ui.statusLine` is set already: a
-user's preset, command or `null` (status line off) is kept, and install says so.
+user's preset, command or `null` (status line off) is kept, and install says so. Unset, it means
+Qwen's built-in default status line, which doctor's then replaces: install says that too, and
+`--no-statusline` leaves it (and takes doctor's out if an earlier install put it there).
 Never a top-level `commands/doctor.md`: it would take over Qwen's built-in `/doctor`.
 """
 
@@ -28,6 +30,12 @@ description: doctor memory - what this session keeps in context (compact; full r
 Show the doctor summary above to the user as it is, then stop; do not run any tool.
 """
 PERMISSION = "run_shell_command(doctor slash)"
+# Qwen 0.24.4's settings schema: "When unset (default), the built-in default preset (project name, git
+# branch, model, context usage) is shown automatically"; a command status line keeps the footer's
+# context indicator.
+REPLACES_DEFAULT = ("doctor's status line replaces Qwen's built-in default one (project, git branch, model, "
+                    "context usage; the footer still shows context usage); to keep Qwen's, "
+                    "run `doctor install qwen --no-statusline`")
 ALLOW = ("permissions", "allow")
 
 
@@ -42,7 +50,9 @@ def plan(location: Location, *, installing: bool, options: dict) -> Plan:
             remove_from_list(settings, ALLOW, lambda rule: rule != PERMISSION)
         edit_hook(settings, "qwen", "PostToolUse", installing=installing,
                   tell_model=options.get("tell_model", False), matcher="*", timeout=30)
-        edit_status_line(settings, ("ui", "statusLine"), "qwen", installing=installing, notes=notes)
+        if edit_status_line(settings, ("ui", "statusLine"), "qwen", installing=installing, notes=notes,
+                            wanted=options.get("statusline", True)):
+            notes.append(REPLACES_DEFAULT)
 
     notes = ["type /doctor:memory in Qwen Code; the status line shows the tool output kept in context"] \
         if installing else []

@@ -179,3 +179,26 @@ def test_install_sets_the_status_line_and_uninstall_removes_it(agent, keys, home
         value = value[key]
     assert value == {"type": "command", "command": f"doctor statusline {agent}"}
     assert "kept your own" not in capsys.readouterr().out
+
+
+def test_qwen_install_says_it_replaces_qwens_default_status_line(home, capsys):
+    """Unset `ui.statusLine` is Qwen's built-in default preset (its settings schema says so): install says
+    doctor's line replaces it, and how to keep Qwen's."""
+    assert cli.main(["install", "qwen"]) == 0
+    out = capsys.readouterr().out
+    assert "replaces Qwen's built-in default one" in out and "doctor install qwen --no-statusline" in out
+    assert cli.main(["install", "qwen"]) == 0  # already there: nothing replaced this time, nothing said
+    assert "replaces Qwen's" not in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("agent, keys", [("claude", ("statusLine",)), ("qwen", ("ui", "statusLine"))])
+def test_no_statusline_leaves_the_agents_own_and_takes_doctors_out(agent, keys, home, capsys):
+    settings = home / f".{agent}" / "settings.json"
+    assert cli.main(["install", agent, "--no-statusline"]) == 0
+    installed = json.loads(settings.read_text())
+    assert keys[0] not in installed or keys[-1] not in installed[keys[0]]
+    assert "replaces Qwen's" not in capsys.readouterr().out
+    assert "PostToolUse" in installed["hooks"]  # the rest is installed as usual
+    assert cli.main(["install", agent]) == 0
+    assert cli.main(["install", agent, "--no-statusline"]) == 0  # an earlier install's line comes out
+    assert json.loads(settings.read_text()) == installed
