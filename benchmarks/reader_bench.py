@@ -1,8 +1,10 @@
 """What the Claude, Codex and Gemini reader benchmarks share: the measuring loop.
 
-Each run is a fresh `nice`d subprocess (so `ru_maxrss` is that run's own peak,
-which counts every page it touched, mapped file pages included), baseline and
-reader runs interleaved so the drift of a shared machine hits both alike;
+Each run is a fresh `nice`d subprocess whose peak resident set is read from its own
+`VmHWM`, every page it touched, mapped file pages included (not `ru_maxrss`: Linux
+carries a parent's high-water mark across fork+exec, so children of a parent that
+had just built a 1 GB file in memory all reported 1 GB). Baseline and
+reader runs are interleaved so the drift of a shared machine hits both alike;
 medians are reported with the load average before and after. The baseline is
 the issue's: `for line in open(f, "rb"): decode(line)` with one
 `msgspec.json.Decoder()` (for a single-document JSON file: one decode of the file).
@@ -15,7 +17,6 @@ from __future__ import annotations
 
 import json
 import os
-import resource
 import statistics
 import subprocess
 import sys
@@ -68,13 +69,21 @@ def run_reader(path: str) -> dict:
             "side_channel": {k: [v.count, v.chars] for k, v in sorted(session.side_channel.items())}}
 
 
+def peak_rss_kib() -> int:
+    """This process's own peak resident set (VmHWM), unlike ru_maxrss not inherited across exec."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1])
+    raise RuntimeError("no VmHWM in /proc/self/status")
+
+
 def child(kind: str, path: str) -> None:
     """One measured run: prints seconds, peak RSS (KiB) and the result as JSON."""
     prepare(kind)
     start = time.perf_counter()
     result = run_reader(path) if kind == "reader" else run_baseline(path)
     seconds = time.perf_counter() - start
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    peak = peak_rss_kib()
     print(json.dumps({"seconds": seconds, "peak_kib": peak, "result": result}))
 
 
