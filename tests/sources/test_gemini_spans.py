@@ -87,6 +87,7 @@ def use(patch, mode: str) -> None:
                 pytest.fail("the C accelerator was not built (setup.py's optional extension)")
             pytest.skip("the C accelerator is not built here")
     else:
+        patch.setattr(rawjson, "accelerated", False)
         patch.setattr(rawjson, "scan_value", rawjson.py_scan_value)
 
 

@@ -52,10 +52,11 @@ class MessageSpan:
 def scanned_message(buffer, start: int, stop: int, offset: int, scan) -> tuple[str, MessageSpan] | None:
     """(id, span) when `buffer[start:stop]` (at file `offset`) is one JSON object that the exact path
     would take as a message (a string `id`, no string `$rewindTo`), read as orjson reads it; None
-    when the exact path must decide. `scan`: `rawjson.scan_value` (or its pure twin)."""
+    when the exact path must decide. `scan`: `rawjson.scan_value`, or None to decode the line whole
+    (without the C module: finding the value's end in Python would cost more than decoding it)."""
     if start >= stop or buffer[start] != _OPEN_BRACE:
         return None
-    scanned = scan(buffer, start, stop, SHORTEN_FROM)
+    scanned = (stop, None, (), 0, False) if scan is None else scan(buffer, start, stop, SHORTEN_FROM)
     if scanned is None:
         return None
     end, short, long, _, lone = scanned
@@ -79,7 +80,7 @@ def replay(path: Path, state, issues: list[SourceIssue]) -> None:
     every other line decoded by the exact path."""
     number = 0
     messages = state.messages
-    scan = rawjson.scan_value
+    scan = rawjson.scan_value if rawjson.accelerated else None
     for offset, buffer, view, begin, end, terminated in iter_mapped_lines(path):
         number += 1
         kept = scanned_message(buffer, begin, end, offset, scan)
