@@ -532,6 +532,14 @@ static PyObject *shortened_copy(const unsigned char *p, Py_ssize_t start, Py_ssi
  * (None, ()) when nothing was replaced (decode the line itself), else (copy, spans) where each
  * span is (position of its "" in the copy, start, end, JS length), start and end being the
  * string token's place in the buffer. */
+/* What scan_line returns for p[start:end] after scan_strings returned `end`. */
+static PyObject *scan_result(const unsigned char *p, Py_ssize_t start, Py_ssize_t end, Shortening *s) {
+    if (end == -2) return PyErr_NoMemory();
+    if (end < 0) return Py_NewRef(Py_None);
+    if (!s->count) return Py_BuildValue("(O())", Py_None);
+    return shortened_copy(p, start, end, s);
+}
+
 static PyObject *scan_line(PyObject *self, PyObject *args) {
     Py_buffer view;
     Py_ssize_t start, stop, shorten, end;
@@ -544,16 +552,7 @@ static PyObject *scan_line(PyObject *self, PyObject *args) {
     Py_BEGIN_ALLOW_THREADS
     end = scan_strings(p, start, stop, shorten, 0, &s, NULL, NULL);
     Py_END_ALLOW_THREADS
-    PyObject *result = NULL;
-    if (end == -2) {
-        PyErr_NoMemory();
-    } else if (end < 0) {
-        result = Py_NewRef(Py_None);
-    } else if (!s.count) {
-        result = Py_BuildValue("(O())", Py_None);
-    } else {
-        result = shortened_copy(p, start, stop, &s);
-    }
+    PyObject *result = scan_result(p, start, end, &s);
     shortening_free(&s);
     PyBuffer_Release(&view);
     return result;
@@ -579,20 +578,12 @@ static PyObject *scan_value(PyObject *self, PyObject *args) {
         end = scan_strings(p, start, stop, shorten, 1, &s, &deepest, &lone);
         Py_END_ALLOW_THREADS
     }
-    PyObject *result = NULL;
-    if (end == -2) {
-        PyErr_NoMemory();
-    } else if (end < 0) {
-        result = Py_NewRef(Py_None);
-    } else if (!s.count) {
-        result = Py_BuildValue("(nO()nO)", end, Py_None, deepest, lone ? Py_True : Py_False);
-    } else {
-        PyObject *shortened = shortened_copy(p, start, end, &s);
-        if (shortened) {
-            result = Py_BuildValue("(nOOnO)", end, PyTuple_GET_ITEM(shortened, 0), PyTuple_GET_ITEM(shortened, 1),
-                                   deepest, lone ? Py_True : Py_False);
-            Py_DECREF(shortened);
-        }
+    PyObject *result = scan_result(p, start, end, &s);
+    if (result != NULL && result != Py_None) {
+        PyObject *scanned = result;
+        result = Py_BuildValue("(nOOnO)", end, PyTuple_GET_ITEM(scanned, 0), PyTuple_GET_ITEM(scanned, 1), deepest,
+                               lone ? Py_True : Py_False);
+        Py_DECREF(scanned);
     }
     shortening_free(&s);
     PyBuffer_Release(&view);

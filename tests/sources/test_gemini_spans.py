@@ -19,7 +19,6 @@ analysis of the measured history must equal the analysis of the full one.
 from __future__ import annotations
 
 import json
-import os
 import random
 import tempfile
 from dataclasses import dataclass
@@ -35,6 +34,7 @@ from doctor.core.jsvalues import MeasuredText, js_len
 from doctor.sources import gemini
 from doctor.sources.gemini import document, spans
 from tests.hardening.mutations import EDITS, apply
+from tests.sources import differential
 from tests.sources.differential import EXAMPLES, MODES, ODD_VALUES, TRICKY_TEXT, dump, mutated_lines, raw_edit, retext
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -80,13 +80,9 @@ def outline(value: object) -> str:
 
 
 def use(patch, mode: str) -> None:
-    """The C accelerator, or its pure-Python twin (as on a machine without a compiler)."""
-    if mode == "accelerated":
-        if not rawjson.accelerated:
-            if os.environ.get("CI"):
-                pytest.fail("the C accelerator was not built (setup.py's optional extension)")
-            pytest.skip("the C accelerator is not built here")
-    else:
+    """The C accelerator, or its pure-Python twins (as on a machine without a compiler)."""
+    differential.use(patch, mode)
+    if mode == "pure":
         patch.setattr(rawjson, "accelerated", False)
         patch.setattr(rawjson, "scan_value", rawjson.py_scan_value)
 

@@ -25,8 +25,7 @@ import orjson
 from doctor.core.jsvalues import MeasuredText
 from doctor.core.rawjson import offset_in, token_head
 from doctor.core.sentinels import SENTINEL_PREFIXES
-from doctor.sources.base import open_session_file
-from doctor.sources.gemini.spans import MessageSpan, load
+from doctor.sources.gemini.spans import MessageSpan, iter_messages, load
 
 # Bytes of a long token read back for its head (at least rawjson.HEAD_CHARS characters).
 _HEAD_BYTES = 512
@@ -65,18 +64,7 @@ _MESSAGE = msgspec.json.Decoder(_Message)
 
 def iter_measured(path: Path, entries: Iterable) -> Iterator[dict]:
     """The messages `entries` (spans or decoded dicts) stand for, long outputs and displays measured."""
-    handle = None
-    try:
-        for entry in entries:
-            if isinstance(entry, dict):
-                yield entry
-                continue
-            if handle is None:
-                handle = open_session_file(path)
-            yield measured(path, handle.fileno(), entry)
-    finally:
-        if handle is not None:
-            handle.close()
+    return iter_messages(path, entries, measured)
 
 
 def measured(path: Path, fd: int, span: MessageSpan) -> dict:

@@ -92,8 +92,10 @@ def replay(path: Path, state, issues: list[SourceIssue]) -> None:
             state.apply(value)
 
 
-def iter_messages(path: Path, entries: Iterable) -> Iterator[dict]:
-    """The messages `entries` (spans or decoded dicts) stand for, decoded one at a time."""
+def iter_messages(path: Path, entries: Iterable, decode=None) -> Iterator[dict]:
+    """The messages `entries` (spans or decoded dicts) stand for, decoded one at a time by
+    `decode(path, fd, span)` (`load` when None)."""
+    decode = decode or load
     handle = None
     try:
         for entry in entries:
@@ -102,7 +104,7 @@ def iter_messages(path: Path, entries: Iterable) -> Iterator[dict]:
                 continue
             if handle is None:
                 handle = open_session_file(path)
-            yield load(path, handle.fileno(), entry)
+            yield decode(path, handle.fileno(), entry)
     finally:
         if handle is not None:
             handle.close()
