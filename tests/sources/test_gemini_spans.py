@@ -19,7 +19,10 @@ analysis of the measured history must equal the analysis of the full one.
 from __future__ import annotations
 
 import json
+import os
 import random
+import subprocess
+import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -322,3 +325,16 @@ def test_documents_the_stream_could_read_apart(data: bytes, mode: str, monkeypat
     path = tmp_path / "session-x.json"
     path.write_bytes(data)
     agree(path, monkeypatch, mode)
+
+
+@pytest.mark.parametrize("path", [JSONL[-1], LEGACY[0]], ids=lambda p: p.name)
+def test_the_report_is_the_same_without_the_c_module(path: Path) -> None:
+    """`doctor memory --json` as a user runs it, with the C scan and with DOCTOR_PURE_PYTHON=1 (the
+    install without a compiler): the same report, to the byte."""
+    def report(**env: str) -> bytes:
+        return subprocess.run([sys.executable, "-m", "doctor", "memory", "--json", "--results", "--include-previews",
+                               str(path)], env={**os.environ, **env}, check=True, capture_output=True).stdout
+
+    accelerated = report()
+    assert b'"toolResultCount"' in accelerated
+    assert report(DOCTOR_PURE_PYTHON="1") == accelerated
