@@ -254,6 +254,7 @@ def _message(fields: str) -> bytes:
     _message('"type":"user","content":[{"functionResponse":{"id":"c1","response":{"output":"%s\\ud800",'
              '"n":123456789012345678901234567890}}}]' % ("x" * 600)),
     _message('"id":"%s","type":"user","content":"a long id"' % ("x" * 300)),
+    _message('"type":"gemini","content":"","toolCalls":[{"id":{},"name":"n","result":[%s]}]' % (_OUTPUT % "x")),
     _message('"type":"user","content":[{"functionResponse":{"id":"c1","response":{"error":"%s","output":7}}}]' % _LONG),
     _message('"type":"user","content":[{"functionResponse":{"id":"c1","response":{"output":"%s","output":""}}}]' % _LONG),
     _message('"type":"user","content":[{"functionResponse":{"id":"c1","response":{"output":"","output":"%s"}}}]' % _LONG),
@@ -277,7 +278,7 @@ def test_lines_the_routes_could_disagree_on(line: bytes, mode: str, monkeypatch,
     CR around a line, ids that are not strings, a line that is not an object, NaN, a torn line; long outputs
     where they are measured and where they are not (a prompt, model text, thoughts, arguments, a string
     result, structured displays), under sentinel headers (one escaped), with no 64-character head, as errors,
-    as duplicate and escaped keys, in parts of other shapes."""
+    as duplicate and escaped keys, in parts of other shapes; a call id that is an object (it once crashed)."""
     path = tmp_path / "session-x.jsonl"  # the line last, so that it is one of the final messages
     path.write_bytes(JSONL[0].read_bytes() + line + b"\n")
     agree(path, monkeypatch, mode)

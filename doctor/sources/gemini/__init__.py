@@ -192,6 +192,12 @@ def _response_ids(messages: Iterable[dict]) -> set[str]:
     return ids
 
 
+def _answered(call_id: object, response_ids: set[str]) -> bool:
+    """The call's response went through a user message (an id that is not a string never did: it
+    may not even be hashable, a hand-edited file's `{}`)."""
+    return isinstance(call_id, str) and call_id in response_ids
+
+
 def _tool_calls(message: dict) -> list[dict]:
     calls = message.get("toolCalls")
     return [call for call in calls if isinstance(call, dict)] if isinstance(calls, list) else []
@@ -226,7 +232,7 @@ def _gemini_turn(message: dict, sent_separately: set[str]) -> Iterator[dict]:
         parts += [{"functionCall": {"id": c.get("id"), "name": c.get("name"), "args": c.get("args")}} for c in calls]
     if parts:
         yield {"role": "model", "parts": parts}
-    responses = [part for call in calls if call.get("id") not in sent_separately for part in _result_parts(call)]
+    responses = [part for call in calls if not _answered(call.get("id"), sent_separately) for part in _result_parts(call)]
     if responses:
         yield {"role": "user", "parts": responses}
 
@@ -292,7 +298,7 @@ class _Survey:
         for chars in self._displays:
             session.side(UI_DISPLAY).add(chars)
         for call_id, chars in self._results:
-            if call_id in self.response_ids:
+            if _answered(call_id, self.response_ids):
                 session.side(TOOL_CALL_RESULT_COPY).add(chars)
 
 
