@@ -109,15 +109,15 @@ class Fast:
 def agree(path: Path, monkeypatch, mode: str) -> Fast:
     """The fast read and the exact read of `path` agree; returns what the fast read did itself."""
     with monkeypatch.context() as patch:
-        patch.setattr(spans, "scanned_message", lambda *args: None)
+        patch.setattr(spans, "scanned_record", lambda *args: None)
         patch.setattr(document, "stream", lambda path: None)
         expected, _ = read_or_refusal(path)
     fast = Fast()
-    scanned_message, stream = spans.scanned_message, document.stream
+    scanned_record, stream = spans.scanned_record, document.stream
 
-    def counted_message(*args):
-        kept = scanned_message(*args)
-        fast.spans += kept is not None
+    def counted_record(*args):
+        kept = scanned_record(*args)
+        fast.spans += kept is not None and kept[0] is not None
         return kept
 
     def counted_stream(path):
@@ -128,7 +128,7 @@ def agree(path: Path, monkeypatch, mode: str) -> Fast:
 
     with monkeypatch.context() as patch:
         use(patch, mode)
-        patch.setattr(spans, "scanned_message", counted_message)
+        patch.setattr(spans, "scanned_record", counted_record)
         patch.setattr(document, "stream", counted_stream)
         actual, fast.measured = read_or_refusal(path)
     assert actual == expected

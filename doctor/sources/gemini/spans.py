@@ -10,12 +10,13 @@ a `MessageSpan`: where it is, and a copy with its long strings replaced by ""
 the side channels decode the surviving messages one at a time later, exactly
 (`load`), or with their tool outputs as head and JS length (`gemini.measured`).
 
-Every line the fast route cannot vouch for takes the exact path (`line_values`,
-then `ConversationState.apply`) and keeps its decoded value: invalid UTF-8 (the
-exact path decodes it with U+FFFD and notes it), lines orjson refuses (torn,
-blank, not an object, NaN, lone surrogate escapes, too deep), whitespace around
-the value, and every record that is not a message (rewinds, `$set`, metadata:
-small, and rare).
+Records that are not messages (rewinds, `$set`, metadata) are applied as orjson
+decodes them. Every line the fast route cannot vouch for takes the exact path
+(`line_values`, then `ConversationState.apply`) and keeps its decoded value:
+invalid UTF-8 (the exact path decodes it with U+FFFD and notes it), lines orjson
+refuses (torn, blank, not an object, NaN, lone surrogate escapes, too deep),
+whitespace before the value, and records other than messages with long strings
+(a `$set` of whole messages: rare).
 """
 
 from __future__ import annotations
@@ -49,11 +50,12 @@ class MessageSpan:
         self.offset, self.length, self.short, self.long = offset, length, short, long
 
 
-def scanned_message(buffer, start: int, stop: int, offset: int, scan) -> tuple[str, MessageSpan] | None:
-    """(id, span) when `buffer[start:stop]` (at file `offset`) is one JSON object that the exact path
-    would take as a message (a string `id`, no string `$rewindTo`), read as orjson reads it; None
-    when the exact path must decide. `scan`: `rawjson.scan_value`, or None to decode the line whole
-    (without the C module: finding the value's end in Python would cost more than decoding it)."""
+def scanned_record(buffer, start: int, stop: int, offset: int, scan) -> tuple[str | None, object] | None:
+    """What the line `buffer[start:stop]` (at file `offset`) holds when it is one JSON object, read as
+    orjson reads it: (id, span) for a message (a string `id`, no string `$rewindTo`), (None, the
+    record) for another record decoded whole; None when the exact path must decide. `scan`:
+    `rawjson.scan_value`, or None to decode the line whole (without the C module: finding the value's
+    end in Python would cost more than decoding it)."""
     if start >= stop or buffer[start] != _OPEN_BRACE:
         return None
     scanned = (stop, None, (), 0, False) if scan is None else scan(buffer, start, stop, SHORTEN_FROM)
@@ -68,7 +70,7 @@ def scanned_message(buffer, start: int, stop: int, offset: int, scan) -> tuple[s
         return None
     ident = record.get("id")
     if type(ident) is not str or not ident or type(record.get("$rewindTo")) is str:
-        return None  # "" may be a long id the copy left out
+        return (None, record) if short is None else None  # "" may be a long id the copy left out
     shift = offset - start
     if shift and long:
         long = tuple((at, begin + shift, end + shift, units) for at, begin, end, units in long)
@@ -76,17 +78,21 @@ def scanned_message(buffer, start: int, stop: int, offset: int, scan) -> tuple[s
 
 
 def replay(path: Path, state, issues: list[SourceIssue]) -> None:
-    """Every line of `path` into `state` (a ConversationState): messages as `MessageSpan`s,
-    every other line decoded by the exact path."""
+    """Every line of `path` into `state` (a ConversationState): messages as `MessageSpan`s, other
+    records as orjson decodes them, every line `scanned_record` cannot vouch for by the exact path."""
     number = 0
     messages = state.messages
     scan = rawjson.scan_value if rawjson.accelerated else None
     for offset, buffer, view, begin, end, terminated in iter_mapped_lines(path):
         number += 1
-        kept = scanned_message(buffer, begin, end, offset, scan)
+        kept = scanned_record(buffer, begin, end, offset, scan)
         if kept is not None:
-            state.records += 1
-            messages[kept[0]] = kept[1]
+            ident, value = kept
+            if ident is None:
+                state.apply(value)
+            else:
+                state.records += 1
+                messages[ident] = value
             continue
         for value in line_values(path, number, buffer, view, begin, end, terminated, issues):
             state.apply(value)
