@@ -188,7 +188,7 @@ class _Walk:
 
     def _drop_before(self, at: int) -> None:
         """Give back the pages before `at` every DROP_EVERY bytes (they stay in the page cache)."""
-        if at - self.dropped >= DROP_EVERY:
+        if at - self.dropped >= DROP_EVERY and hasattr(self.buffer, "madvise"):  # not on every platform
             upto = at - at % mmap.PAGESIZE
             self.buffer.madvise(mmap.MADV_DONTNEED, self.dropped, upto - self.dropped)
             self.dropped = upto
