@@ -12,7 +12,7 @@ bench_qwen_reader). `--format json` writes the legacy single document instead
 it); its baseline is one msgspec decode of the whole file.
 
 Measured by benchmarks/reader_bench.py (interleaved fresh subprocesses, medians).
-Usage: python benchmarks/bench_gemini_reader.py [--mb 100] [--repeat 7] [--format jsonl|json] [--keep PATH]
+Usage: python benchmarks/bench_gemini_reader.py [--mb 100] [--repeat 7] [--format jsonl|json] [--keep PATH] [--pure]
 """
 
 from __future__ import annotations
@@ -78,12 +78,14 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=7)
     parser.add_argument("--format", choices=("jsonl", "json"), default="jsonl")
     parser.add_argument("--keep", type=Path, help="write the session there (reused if it exists)")
+    parser.add_argument("--pure", action="store_true", help="also run the reader with DOCTOR_PURE_PYTHON=1")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="bench-gemini-") as scratch:
         path = args.keep or Path(scratch) / f"session-2026-12-02T11-36-synthetic.{args.format}"
         if not path.exists():
             print(f"{synthesise(path, args.mb, args.format)} copies of {SOURCE.name} written to {path}", file=sys.stderr)
-        print(compare(path, args.repeat))
+        modes = {"reader": {}, **({"reader (DOCTOR_PURE_PYTHON=1)": {"DOCTOR_PURE_PYTHON": "1"}} if args.pure else {})}
+        print(compare(path, args.repeat, modes))
 
 
 if __name__ == "__main__":

@@ -26,6 +26,11 @@
         return name##_in(p, i, stop, u);                                                                    \
     }                                                                                                       \
     static Py_ssize_t (*name)(const unsigned char *, Py_ssize_t, Py_ssize_t, Py_ssize_t *) = name##_generic;
+/* The same for a function of any signature: DISPATCH_WITH(name, (parameters), (arguments)). */
+#define DISPATCH_WITH(name, PARAMS, ARGS)                                                                   \
+    static Py_ssize_t name##_generic PARAMS { return name##_in ARGS; }                                      \
+    __attribute__((target("popcnt"))) static Py_ssize_t name##_popcnt PARAMS { return name##_in ARGS; }     \
+    static Py_ssize_t(*name) PARAMS = name##_generic;
 #define PICK(name) \
     if (__builtin_cpu_supports("popcnt")) name = name##_popcnt
 #else
@@ -33,6 +38,8 @@
     static Py_ssize_t name(const unsigned char *p, Py_ssize_t i, Py_ssize_t stop, Py_ssize_t *u) {           \
         return name##_in(p, i, stop, u);                                                                    \
     }
+#define DISPATCH_WITH(name, PARAMS, ARGS) \
+    static Py_ssize_t name PARAMS { return name##_in ARGS; }
 #define PICK(name)
 #endif
 
@@ -215,6 +222,21 @@ static INLINE int is_hex(unsigned char c) {
     return (c >= '0' && c <= '9') || ((c | 0x20) >= 'a' && (c | 0x20) <= 'f');
 }
 
+/* Follow the \\uXXXX escape at p[at] for lone surrogates (what orjson refuses and JSON.parse keeps): a high
+ * surrogate escape must be followed at once by a low one, a low one must follow a high one. `*high_end`
+ * is where the low escape must start (-1: none pending); `*lone` is set when one is lone. Called for every
+ * \\u escape of a string in order, then once with at = -1 at its end. */
+static INLINE void note_surrogate(const unsigned char *p, Py_ssize_t at, Py_ssize_t *high_end, int *lone) {
+    int high = 0, low = 0;
+    if (at >= 0 && (p[at + 2] | 0x20) == 'd') {
+        unsigned char second = p[at + 3] | 0x20;
+        high = second == '8' || second == '9' || second == 'a' || second == 'b';
+        low = second >= 'c' && second <= 'f';
+    }
+    if ((*high_end >= 0 || low) && !(low && *high_end == at)) *lone = 1;
+    *high_end = high ? at + 6 : -1;
+}
+
 /* Check the escape whose backslash is at p[i]: the bytes it takes (2 or 6), or 0 when invalid. */
 static INLINE Py_ssize_t escape_length(const unsigned char *p, Py_ssize_t i, Py_ssize_t stop) {
     if (i + 1 >= stop) return 0;
@@ -277,8 +299,10 @@ static INLINE uint64_t escape_starts(uint64_t slash, uint64_t carried) {
  * escapes allowed): the index just past its closing quote and its JS length in *units_out, or -1.
  * 64 bytes at a time, from bit masks (escapes found as simdjson does); only escapes and non-ASCII
  * sequences are looked at one by one. The length is the bytes less the continuation
- * bytes, plus one per 4-byte sequence, less one per escape and four more per \uXXXX. */
-static INLINE Py_ssize_t check_string_in(const unsigned char *p, Py_ssize_t i, Py_ssize_t stop, Py_ssize_t *units_out) {
+ * bytes, plus one per 4-byte sequence, less one per escape and four more per \uXXXX.
+ * `lone` (or NULL): set when the string holds a lone surrogate escape. */
+static INLINE Py_ssize_t check_string_in(const unsigned char *p, Py_ssize_t i, Py_ssize_t stop, Py_ssize_t *units_out,
+                                         int *lone) {
     if (i + 16 <= stop) { /* a short plain string (a key, an id) ends within its first 16 bytes */
         __m128i v = _mm_loadu_si128((const __m128i *)(p + i));
         const __m128i quote = _mm_set1_epi8('"'), slash = _mm_set1_epi8('\\'), control = _mm_set1_epi8(0x1F);
@@ -292,6 +316,7 @@ static INLINE Py_ssize_t check_string_in(const unsigned char *p, Py_ssize_t i, P
         }
     }
     Py_ssize_t units = 0, utf8_next = i; /* the first byte not inside an already checked UTF-8 sequence */
+    Py_ssize_t high_end = -1;             /* for note_surrogate */
     uint64_t carried = 0;                 /* bit 0: this block's first byte is escaped */
     unsigned char padded[64];
     while (i < stop) {
@@ -321,6 +346,7 @@ static INLINE Py_ssize_t check_string_in(const unsigned char *p, Py_ssize_t i, P
             Py_ssize_t size = escape_length(p, at, stop);
             if (!size) return -1;
             u_escapes += size == 6;
+            if (lone && size == 6) note_surrogate(p, at, &high_end, lone);
         }
         uint64_t high = m.high & inside;
         if (utf8_next > i) high &= utf8_next - i >= 64 ? 0 : ~((((uint64_t)1) << (utf8_next - i)) - 1);
@@ -334,6 +360,7 @@ static INLINE Py_ssize_t check_string_in(const unsigned char *p, Py_ssize_t i, P
         units += bytes - __builtin_popcountll(m.high & ~m.lead & inside) + __builtin_popcountll(m.four & inside)
                  - __builtin_popcountll(starts) - 4 * u_escapes;
         if (ends) {
+            if (lone) note_surrogate(p, -1, &high_end, lone);
             *units_out = units;
             return i + bytes + 1;
         }
@@ -353,8 +380,9 @@ static INLINE Py_ssize_t next_special(const unsigned char *p, Py_ssize_t i, Py_s
 }
 
 /* check_string without SSE2: byte by byte between the special bytes. */
-static INLINE Py_ssize_t check_string_in(const unsigned char *p, Py_ssize_t i, Py_ssize_t stop, Py_ssize_t *units_out) {
-    Py_ssize_t units = 0;
+static INLINE Py_ssize_t check_string_in(const unsigned char *p, Py_ssize_t i, Py_ssize_t stop, Py_ssize_t *units_out,
+                                         int *lone) {
+    Py_ssize_t units = 0, high_end = -1;
     for (;;) {
         Py_ssize_t j = next_special(p, i, stop);
         units += j - i;
@@ -365,6 +393,7 @@ static INLINE Py_ssize_t check_string_in(const unsigned char *p, Py_ssize_t i, P
         if (c == '\\') {
             Py_ssize_t size = escape_length(p, i, stop);
             if (!size) return -1;
+            if (lone && size == 6) note_surrogate(p, i, &high_end, lone);
             i += size;
             units += 1;
         } else if (c < 0x80) {
@@ -376,16 +405,124 @@ static INLINE Py_ssize_t check_string_in(const unsigned char *p, Py_ssize_t i, P
             i += size;
         }
     }
+    if (lone) note_surrogate(p, -1, &high_end, lone);
     *units_out = units;
     return i + 1;
 }
 #endif
 
-DISPATCH(check_string)
+DISPATCH_WITH(check_string, (const unsigned char *p, Py_ssize_t i, Py_ssize_t stop, Py_ssize_t *u, int *lone),
+              (p, i, stop, u, lone))
 
 typedef struct {
     Py_ssize_t start, end, units;
 } Span;
+
+/* The long strings one scan replaces: spans[0:count], `removed` bytes in all (their quotes kept). */
+typedef struct {
+    Span local[8], *spans;
+    Py_ssize_t count, capacity, removed;
+} Shortening;
+
+static void shortening_init(Shortening *s) {
+    s->spans = s->local, s->count = 0, s->capacity = 8, s->removed = 0;
+}
+
+static void shortening_free(Shortening *s) {
+    if (s->spans != s->local) free(s->spans);
+}
+
+/* The shared pass of scan_line and scan_value over p[start:stop], without the GIL: every string checked
+ * as JSON.parse reads it (and its UTF-8 with it), every byte outside strings ASCII, each string value
+ * (a key never) of at least `shorten` bytes, quotes included, noted in `s`. `value`: stop at the end of
+ * the value opening at p[start] (brackets are counted, not matched: whoever decodes the copy checks
+ * them), its deepest nesting in *deepest; else scan to `stop`. `lone` (or NULL): set when a string holds
+ * a lone surrogate escape. Returns where the scan ended, -1 when a check fails or the value does not
+ * end before `stop`, -2 when out of memory. */
+static Py_ssize_t scan_strings(const unsigned char *p, Py_ssize_t start, Py_ssize_t stop, Py_ssize_t shorten,
+                               int value, Shortening *s, Py_ssize_t *deepest, int *lone) {
+    Py_ssize_t i = start, depth = 0;
+    while (i < stop) {
+        unsigned char c = p[i];
+        if (c != '"') {
+            if (c >= 0x80) return -1;
+            if (value) {
+                if (c == '{' || c == '[') {
+                    if (++depth > *deepest) *deepest = depth;
+                } else if ((c == '}' || c == ']') && --depth <= 0) {
+                    return i + 1;
+                }
+            }
+            i++;
+            continue;
+        }
+        /* A token byte-identical to a long one already checked is that token again (a shell
+         * display holds its output twice): compared, not scanned. */
+        Py_ssize_t units = 0, end = -1;
+        for (Py_ssize_t k = 0; k < s->count; k++) {
+            Py_ssize_t size = s->spans[k].end - s->spans[k].start;
+            if (i + size <= stop && p[i + size - 1] == '"' && !memcmp(p + i, p + s->spans[k].start, size)) {
+                end = i + size;
+                units = s->spans[k].units;
+                break;
+            }
+        }
+        if (end < 0) end = check_string(p, i + 1, stop, &units, lone);
+        if (end < 0) return -1;
+        if (end - i >= shorten) {
+            Py_ssize_t k = end;
+            while (k < stop && (p[k] == ' ' || p[k] == '\t' || p[k] == '\n' || p[k] == '\r')) k++;
+            if (k >= stop || p[k] != ':') {
+                if (s->count == s->capacity) {
+                    Span *grown = malloc(sizeof(Span) * s->capacity * 2);
+                    if (!grown) return -2;
+                    memcpy(grown, s->spans, sizeof(Span) * s->count);
+                    if (s->spans != s->local) free(s->spans);
+                    s->spans = grown;
+                    s->capacity *= 2;
+                }
+                s->spans[s->count].start = i;
+                s->spans[s->count].end = end;
+                s->spans[s->count].units = units;
+                s->count++;
+                s->removed += end - i - 2;
+            }
+        }
+        i = end;
+        if (value && depth == 0) return i; /* the value was this string */
+    }
+    return value ? -1 : stop;
+}
+
+/* (copy, spans) for p[start:stop] with the strings `s` noted replaced by "": each span is (position of
+ * its "" in the copy, start, end, JS length), start and end being the token's place in the buffer. */
+static PyObject *shortened_copy(const unsigned char *p, Py_ssize_t start, Py_ssize_t stop, Shortening *s) {
+    PyObject *result = NULL;
+    PyObject *copy = PyBytes_FromStringAndSize(NULL, stop - start - s->removed);
+    PyObject *list = copy ? PyTuple_New(s->count) : NULL;
+    if (list) {
+        char *out = PyBytes_AS_STRING(copy);
+        Py_ssize_t from = start, at = 0;
+        for (Py_ssize_t k = 0; k < s->count; k++) {
+            Span *span = &s->spans[k];
+            memcpy(out + at, p + from, span->start - from);
+            at += span->start - from;
+            PyObject *item = Py_BuildValue("(nnnn)", at, span->start, span->end, span->units);
+            if (!item) { Py_CLEAR(list); break; }
+            PyTuple_SET_ITEM(list, k, item);
+            out[at++] = '"';
+            out[at++] = '"';
+            from = span->end;
+        }
+        if (list) {
+            memcpy(out + at, p + from, stop - from);
+            result = Py_BuildValue("(OO)", copy, list);
+            Py_DECREF(list);
+        }
+    }
+    Py_XDECREF(copy);
+    return result;
+}
 
 /* One pass over a JSON line buffer[start:stop] for a reader that decodes it with msgspec next:
  * every string checked as JSON.parse reads it (and its UTF-8 with it), every byte outside strings
@@ -395,92 +532,60 @@ typedef struct {
  * (None, ()) when nothing was replaced (decode the line itself), else (copy, spans) where each
  * span is (position of its "" in the copy, start, end, JS length), start and end being the
  * string token's place in the buffer. */
+/* What scan_line returns for p[start:end] after scan_strings returned `end`. */
+static PyObject *scan_result(const unsigned char *p, Py_ssize_t start, Py_ssize_t end, Shortening *s) {
+    if (end == -2) return PyErr_NoMemory();
+    if (end < 0) return Py_NewRef(Py_None);
+    if (!s->count) return Py_BuildValue("(O())", Py_None);
+    return shortened_copy(p, start, end, s);
+}
+
 static PyObject *scan_line(PyObject *self, PyObject *args) {
     Py_buffer view;
-    Py_ssize_t start, stop, shorten;
+    Py_ssize_t start, stop, shorten, end;
     if (!PyArg_ParseTuple(args, "y*nnn", &view, &start, &stop, &shorten)) return NULL;
     const unsigned char *p = view.buf;
     if (stop > view.len) stop = view.len;
     if (start < 0) start = 0;
-    Span local[8], *spans = local;
-    Py_ssize_t count = 0, capacity = 8, removed = 0;
-    int ok = 1;
+    Shortening s;
+    shortening_init(&s);
     Py_BEGIN_ALLOW_THREADS
-    Py_ssize_t i = start;
-    while (i < stop) {
-        unsigned char c = p[i];
-        if (c != '"') {
-            if (c >= 0x80) { ok = 0; break; }
-            i++;
-            continue;
-        }
-        /* A token byte-identical to a long one already checked is that token again (a shell
-         * display holds its output twice): compared, not scanned. */
-        Py_ssize_t units = 0, end = -1;
-        for (Py_ssize_t k = 0; k < count; k++) {
-            Py_ssize_t size = spans[k].end - spans[k].start;
-            if (i + size <= stop && p[i + size - 1] == '"' && !memcmp(p + i, p + spans[k].start, size)) {
-                end = i + size;
-                units = spans[k].units;
-                break;
-            }
-        }
-        if (end < 0) end = check_string(p, i + 1, stop, &units);
-        if (end < 0) { ok = 0; break; }
-        if (end - i >= shorten) {
-            Py_ssize_t k = end;
-            while (k < stop && (p[k] == ' ' || p[k] == '\t' || p[k] == '\n' || p[k] == '\r')) k++;
-            if (k >= stop || p[k] != ':') {
-                if (count == capacity) {
-                    Span *grown = malloc(sizeof(Span) * capacity * 2);
-                    if (!grown) { ok = -1; break; }
-                    memcpy(grown, spans, sizeof(Span) * count);
-                    if (spans != local) free(spans);
-                    spans = grown;
-                    capacity *= 2;
-                }
-                spans[count].start = i;
-                spans[count].end = end;
-                spans[count].units = units;
-                count++;
-                removed += end - i - 2;
-            }
-        }
-        i = end;
-    }
+    end = scan_strings(p, start, stop, shorten, 0, &s, NULL, NULL);
     Py_END_ALLOW_THREADS
-    PyObject *result = NULL;
-    if (ok < 0) {
-        PyErr_NoMemory();
-    } else if (!ok) {
-        result = Py_NewRef(Py_None);
-    } else if (!count) {
-        result = Py_BuildValue("(O())", Py_None);
-    } else {
-        PyObject *copy = PyBytes_FromStringAndSize(NULL, stop - start - removed);
-        PyObject *list = copy ? PyTuple_New(count) : NULL;
-        if (list) {
-            char *out = PyBytes_AS_STRING(copy);
-            Py_ssize_t from = start, at = 0;
-            for (Py_ssize_t k = 0; k < count; k++) {
-                memcpy(out + at, p + from, spans[k].start - from);
-                at += spans[k].start - from;
-                PyObject *item = Py_BuildValue("(nnnn)", at, spans[k].start, spans[k].end, spans[k].units);
-                if (!item) { Py_CLEAR(list); break; }
-                PyTuple_SET_ITEM(list, k, item);
-                out[at++] = '"';
-                out[at++] = '"';
-                from = spans[k].end;
-            }
-            if (list) {
-                memcpy(out + at, p + from, stop - from);
-                result = Py_BuildValue("(OO)", copy, list);
-                Py_DECREF(list);
-            }
-        }
-        Py_XDECREF(copy);
+    PyObject *result = scan_result(p, start, end, &s);
+    shortening_free(&s);
+    PyBuffer_Release(&view);
+    return result;
+}
+
+/* scan_line for the one JSON value (an object, an array or a string) opening at buffer[start], for a
+ * reader that walks a document value by value (a JSON Lines record, a legacy document's message):
+ * None when a check fails or the value does not end before `stop`, else (end, copy, spans, deepest,
+ * lone): `end` just past the value, `copy` and `spans` as scan_line's for buffer[start:end] (None and
+ * () when nothing was replaced), `deepest` its nesting (brackets), `lone` whether a string holds a lone
+ * surrogate escape (orjson refuses those: the caller then decodes as its exact path does). */
+static PyObject *scan_value(PyObject *self, PyObject *args) {
+    Py_buffer view;
+    Py_ssize_t start, stop, shorten, end = -1, deepest = 0;
+    int lone = 0;
+    if (!PyArg_ParseTuple(args, "y*nnn", &view, &start, &stop, &shorten)) return NULL;
+    const unsigned char *p = view.buf;
+    if (stop > view.len) stop = view.len;
+    Shortening s;
+    shortening_init(&s);
+    if (start >= 0 && start < stop && (p[start] == '{' || p[start] == '[' || p[start] == '"')) {
+        Py_BEGIN_ALLOW_THREADS
+        end = scan_strings(p, start, stop, shorten, 1, &s, &deepest, &lone);
+        Py_END_ALLOW_THREADS
     }
-    if (spans != local) free(spans);
+    PyObject *result = scan_result(p, start, end, &s);
+    if (result != NULL && result != Py_None) {
+        PyObject *scanned = result;
+        result = Py_BuildValue("(nOOnO)", end, PyTuple_GET_ITEM(scanned, 0), PyTuple_GET_ITEM(scanned, 1), deepest,
+                               lone ? Py_True : Py_False);
+        Py_DECREF(scanned);
+    }
+    shortening_free(&s);
     PyBuffer_Release(&view);
     return result;
 }
@@ -532,6 +637,8 @@ static PyObject *offset_in(PyObject *self, PyObject *args) {
 static PyMethodDef methods[] = {
     {"scan_line", scan_line, METH_VARARGS,
      "Check a JSON line's strings and shorten its long string values: None, (None, ()) or (copy, spans)."},
+    {"scan_value", scan_value, METH_VARARGS,
+     "scan_line for the JSON value opening at buffer[start]: None or (end, copy, spans, deepest, lone)."},
     {"offset_in", offset_in, METH_VARARGS, "Where inner's memory starts within outer's, or -1."},
     {"string_span", string_span, METH_VARARGS,
      "(end, JS length) of the valid JSON string token at buffer[start], within buffer[:stop]; None if none."},

@@ -10,6 +10,8 @@ that msgspec and `valid_utf8` accepted). Its `scan_line` checks every string of 
 as JSON.parse reads it and hands back a copy with the long string values replaced by
 "" (`ShortenedLine` maps positions back), so a reader's msgspec decode skips a few bytes
 instead of the long text; the pure `py_scan_line` only validates and never shortens.
+`scan_value` does the same for one value inside a bigger buffer and says where it ends
+(a legacy document's message); the pure `py_scan_value` only finds the end.
 `accelerated` says which one is in use; DOCTOR_PURE_PYTHON=1 forces the pure path;
 tests run both and check that they agree (tests/core/test_rawjson.py, tests/sources/test_qwen_measured.py).
 """
@@ -106,6 +108,46 @@ def py_scan_line(buffer, start: int, stop: int, shorten: int):
     return (None, ()) if py_valid_utf8(memoryview(buffer)[start:stop]) else None
 
 
+# What a JSON value's end is looked for between: a quote opens a string, brackets nest.
+_STRUCTURE = re.compile(rb'["{}\[\]]')
+
+
+def py_scan_value(buffer, start: int, stop: int, shorten: int):
+    """`scan_value` without checking or shortening: None when no value (object, array or string)
+    opens at `buffer[start]` and ends before `stop`, else (end, None, (), deepest, False). Only
+    the structure is followed (quotes, backslashes, brackets): the caller decodes the value itself,
+    which checks everything else. `buffer` is bytes or an mmap (it needs `find`)."""
+    if not 0 <= start < stop or buffer[start] not in b'{["':
+        return None
+    search, find = _STRUCTURE.search, buffer.find
+    depth = deepest = 0
+    at = start
+    while (match := search(buffer, at, stop)) is not None:
+        at = match.end()
+        char = buffer[at - 1]
+        if char == 0x22:  # skip the string: its end is the first quote after an even run of backslashes
+            body = at
+            while True:
+                quote = find(b'"', at, stop)
+                if quote < 0:
+                    return None
+                slash = quote
+                while slash > body and buffer[slash - 1] == 0x5C:
+                    slash -= 1
+                at = quote + 1
+                if (quote - slash) % 2 == 0:
+                    break
+        elif char == 0x7B or char == 0x5B:
+            depth += 1
+            deepest = max(deepest, depth)
+            continue
+        else:
+            depth -= 1
+        if depth <= 0:
+            return at, None, (), deepest, False
+    return None
+
+
 class ShortenedLine:
     """A line whose long string values `scan_line` replaced by "": the copy to decode (`text`)
     and how its positions map back to the line's, for the values decoded from it."""
@@ -148,10 +190,11 @@ class ShortenedLine:
 try:
     if os.environ.get("DOCTOR_PURE_PYTHON"):
         raise ImportError("DOCTOR_PURE_PYTHON is set")
-    from doctor.core._rawjson import offset_in, scan_line, string_span, string_units, valid_utf8
+    from doctor.core._rawjson import offset_in, scan_line, scan_value, string_span, string_units, valid_utf8
     accelerated = True
 except ImportError:
     valid_utf8, string_units, string_span, scan_line = py_valid_utf8, py_string_units, py_string_span, py_scan_line
+    scan_value = py_scan_value
     offset_in = None  # where a msgspec.Raw sits in the buffer it was decoded from; callers search instead
     accelerated = False
 

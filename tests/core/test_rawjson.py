@@ -9,6 +9,11 @@ stdlib), so a disagreement on any generated line is a bug in the C module. Lines
 tricky text (escapes straddling the 64-byte blocks, astral and CJK characters, lone
 surrogates), repeated tokens (the scan compares those instead of scanning them) and
 corruptions (invalid UTF-8, bad escapes, raw controls, torn tokens).
+
+`scan_value` is the same scan for one value inside a bigger buffer (a legacy Gemini
+document's message): it must end where the pure `py_scan_value` finds the value's end,
+give `scan_line`'s copy of that value, its nesting depth, and say whether a string holds
+a lone surrogate escape exactly when orjson refuses one of its (valid) strings.
 """
 
 from __future__ import annotations
@@ -27,7 +32,9 @@ if not rawjson.accelerated:
         pytest.fail("the C accelerator was not built (setup.py's optional extension)", pytrace=False)
     pytest.skip("the C accelerator is not built here", allow_module_level=True)
 
-from doctor.core._rawjson import scan_line, string_units  # noqa: E402
+import orjson  # noqa: E402
+
+from doctor.core._rawjson import scan_line, scan_value, string_units  # noqa: E402
 
 _WHITESPACE = b" \t\n\r"
 
@@ -112,3 +119,67 @@ def test_scan_line_refuses_what_json_refuses() -> None:
         assert scan_line(bad, 0, len(bad), 2) is None, bad
     good = b'{"a":"\\ud800\\u00e9\xf0\x9f\x98\x80\\n"}'
     assert scan_line(good, 0, len(good), 2) == (b'{"a":""}', ((5, 5, len(good) - 1, 5),))
+
+
+@st.composite
+def values(draw):
+    """A JSON value (objects and arrays of lines' strings, nested), maybe corrupted, with bytes after it."""
+    depth = draw(st.integers(0, 4))
+    value = draw(lines()) if draw(st.booleans()) else json.dumps(draw(_TEXT)).encode()
+    for _ in range(depth):
+        value = draw(st.sampled_from([b"[%s]", b'{"k":%s, "n":[1,{}]}', b"[ 1 ,\n %s ]"])) % value
+    if draw(st.integers(0, 5)) == 0:
+        value = value[: draw(st.integers(0, len(value)))]  # torn: no end, or a different one
+    return value + draw(st.sampled_from([b"", b",", b"]", b'"x"', b" }\n{}"]))
+
+
+def _strings(buffer: bytes, start: int, stop: int):
+    """The string tokens of buffer[start:stop] (a value scan_value accepted)."""
+    i = start
+    while i < stop:
+        if buffer[i] == 0x22:
+            token = rawjson._TOKEN.match(buffer, i, stop).group()
+            yield token
+            i += len(token)
+        else:
+            i += 1
+
+
+@settings(max_examples=600)
+@given(value=values(), shorten=st.sampled_from([2, 40, 256]), pad=st.integers(0, 70))
+def test_scan_value_agrees_with_the_pure_definitions(value: bytes, shorten: int, pad: int) -> None:
+    buffer = b"x" * pad + value + b"\ntail"
+    scanned = scan_value(buffer, pad, len(buffer), shorten)
+    pure = rawjson.py_scan_value(buffer, pad, len(buffer), shorten)
+    if pure is None:
+        assert scanned is None
+        return
+    end, _, _, deepest, _ = pure
+    expected = reference_scan(buffer, pad, end, shorten)
+    if expected is None:
+        assert scanned is None
+        return
+    lone = any(orjson_refuses(token) for token in _strings(buffer, pad, end))
+    assert scanned == (end, *expected, deepest, lone)
+
+
+def orjson_refuses(token: bytes) -> bool:
+    try:
+        orjson.loads(token)
+    except orjson.JSONDecodeError:
+        return True
+    return False
+
+
+def test_scan_value_named_cases() -> None:
+    """A string, nesting, a value that never ends, bytes after the end, lone and paired surrogates."""
+    assert scan_value(b' "ab" x', 1, 7, 2) == (5, b'""', ((0, 1, 5, 2),), 0, False)
+    assert scan_value(b'[{"a":[]},"]"] tail', 0, 19, 100) == (14, None, (), 3, False)
+    assert scan_value(b'[{"a":[]}', 0, 9, 100) is None
+    assert scan_value(b"  [1]", 0, 5, 100) is None  # it must open at `start`
+    for text, lone in ((b"\\ud83d\\ude00", False), (b"\\ud800", True), (b"\\udc00", True),
+                       (b"\\ud800\\ud800", True), (b"\\ud800\\\\udc00", True), (b"\\ud800x\\udc00", True),
+                       (b"\\uD83D\\uDE00", False), (b"\\udbff\\udfff", False)):
+        token = b'["' + text + b'"]'
+        assert scan_value(token, 0, len(token), 100)[4] is lone, text
+        assert orjson_refuses(token[1:-1]) is lone

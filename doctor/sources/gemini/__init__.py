@@ -34,7 +34,7 @@ from doctor.sources.base import (
     SourceIssue,
     open_session_file,
 )
-from doctor.sources.gemini import spans
+from doctor.sources.gemini import document, measured, spans
 from doctor.sources.jsonl import loads
 from doctor.sources.sniffing import outline_values
 
@@ -78,7 +78,7 @@ class ConversationState:
     """The final ConversationRecord after replaying every record of the file."""
 
     metadata: dict = field(default_factory=dict)
-    # insertion order = history order; a JSON Lines reader keeps messages as (offset, length) spans
+    # insertion order = history order; the reader keeps most messages as `spans.MessageSpan`s
     messages: dict[str, object] = field(default_factory=dict)
     records: int = 0
 
@@ -118,17 +118,16 @@ def read(path: Path) -> LoadedSession:
     path = Path(path)
     issues: list[SourceIssue] = []
     state = ConversationState()
-    is_document, document = _legacy_document(path)
-    if is_document:
-        fmt = FORMAT_LEGACY
-        state.apply(document)
-    else:
+    if _is_json_lines(path):
         fmt = FORMAT_JSONL
         spans.replay(path, state, issues)
+    else:
+        fmt = FORMAT_LEGACY
+        document.replay(path, state)
     if not state.metadata.get("sessionId"):
         raise SourceError(path, "no Gemini CLI session metadata (sessionId, projectHash) found")
     entries = list(state.messages.values())
-    survey = _Survey(path, entries)
+    survey = _Survey(measured.iter_measured(path, entries))
 
     def messages() -> Iterator[dict]:
         return spans.iter_messages(path, entries)
@@ -137,6 +136,7 @@ def read(path: Path) -> LoadedSession:
         agent=NAME,
         path=path,
         history=lambda: model_history(messages(), survey.response_ids),
+        measured_history=lambda: model_history(measured.iter_measured(path, entries), survey.response_ids),
         session_id=state.metadata.get("sessionId"),
         format=fmt,
         ui_history=_Replayed(lambda: ui_tool_groups(messages())),
@@ -158,21 +158,16 @@ def read(path: Path) -> LoadedSession:
     return session
 
 
-def _legacy_document(path: Path) -> tuple[bool, object]:
-    """(True, its value) for a legacy file, one (usually pretty-printed) object; (False, None) for
-    JSON Lines, whose first line is a complete value of its own."""
+def _is_json_lines(path: Path) -> bool:
+    """JSON Lines: the first line is a complete value of its own (a legacy file is one, usually
+    pretty-printed, object)."""
     with open_session_file(path) as handle:
         first = handle.readline()
-        try:
-            loads(first.strip())
-        except ValueError:
-            data = first + handle.read()
-        else:
-            return False, None
     try:
-        return True, loads(data)
-    except ValueError as exc:
-        raise SourceError(path, f"not a valid Gemini CLI session JSON document ({exc})") from None
+        loads(first.strip())
+    except ValueError:
+        return False
+    return True
 
 
 def _parts(content: object) -> list:
@@ -195,6 +190,12 @@ def _response_ids(messages: Iterable[dict]) -> set[str]:
             if isinstance(fr, dict) and isinstance(fr.get("id"), str):
                 ids.add(fr["id"])
     return ids
+
+
+def _answered(call_id: object, response_ids: set[str]) -> bool:
+    """The call's response went through a user message (an id that is not a string never did: it
+    may not even be hashable, a hand-edited file's `{}`)."""
+    return isinstance(call_id, str) and call_id in response_ids
 
 
 def _tool_calls(message: dict) -> list[dict]:
@@ -231,7 +232,7 @@ def _gemini_turn(message: dict, sent_separately: set[str]) -> Iterator[dict]:
         parts += [{"functionCall": {"id": c.get("id"), "name": c.get("name"), "args": c.get("args")}} for c in calls]
     if parts:
         yield {"role": "model", "parts": parts}
-    responses = [part for call in calls if call.get("id") not in sent_separately for part in _result_parts(call)]
+    responses = [part for call in calls if not _answered(call.get("id"), sent_separately) for part in _result_parts(call)]
     if responses:
         yield {"role": "user", "parts": responses}
 
@@ -272,16 +273,17 @@ class _Replayed:
 
 
 class _Survey:
-    """One walk over the final messages, each decoded once: the call ids answered by user
-    messages, the UI tool groups with long display texts measured (MeasuredText: head and JS
-    length, for the retention analysis), and the side-channel copies' lengths."""
+    """One walk over the final messages (long outputs and displays measured), each decoded once:
+    the call ids answered by user messages, the UI tool groups with long display texts measured
+    (MeasuredText: head and JS length, for the retention analysis), and the side-channel copies'
+    lengths."""
 
-    def __init__(self, path: Path, entries: list) -> None:
+    def __init__(self, messages: Iterable[dict]) -> None:
         self.response_ids: set[str] = set()
         self.ui_groups: list[dict] = []
         self._displays: list[int] = []
         self._results: list[tuple[object, int]] = []  # (call id, output chars) of each call with a result
-        for message in spans.iter_messages(path, entries):
+        for message in messages:
             self.response_ids |= _response_ids((message,))
             for group in ui_tool_groups((message,)):
                 self.ui_groups.append({**group, "tools": [_measured_tool(tool) for tool in group["tools"]]})
@@ -296,7 +298,7 @@ class _Survey:
         for chars in self._displays:
             session.side(UI_DISPLAY).add(chars)
         for call_id, chars in self._results:
-            if call_id in self.response_ids:
+            if _answered(call_id, self.response_ids):
                 session.side(TOOL_CALL_RESULT_COPY).add(chars)
 
 
