@@ -17,17 +17,15 @@ Usage: python benchmarks/bench_claude_reader.py [--mb 100] [--repeat 7] [--keep 
 
 from __future__ import annotations
 
-import argparse
 import itertools
 import json
 import sys
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_qwen_reader import _Texts  # noqa: E402  the same realistic text for every agent's benchmark
-from reader_bench import ROOT, compare  # noqa: E402
+from reader_bench import ROOT, bench_main  # noqa: E402
 
 SOURCE = next((ROOT / "tests/recordings/claude/big-outputs/home/.claude/projects").glob("*/*.jsonl"))
 ID_KEYS = ("uuid", "parentUuid", "sourceToolAssistantUUID", "promptId")
@@ -105,20 +103,5 @@ def synthesise(target: Path, megabytes: int, chunks: Iterator[str] | None = None
     return count
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--mb", type=int, default=100)
-    parser.add_argument("--repeat", type=int, default=7)
-    parser.add_argument("--keep", type=Path, help="write the session there (reused if it exists)")
-    parser.add_argument("--pure", action="store_true", help="also run the reader with DOCTOR_PURE_PYTHON=1")
-    args = parser.parse_args()
-    with tempfile.TemporaryDirectory(prefix="bench-claude-") as scratch:
-        path = args.keep or Path(scratch) / "synthetic-session.jsonl"
-        if not path.exists():
-            print(f"{synthesise(path, args.mb)} copies of {SOURCE.name} written to {path}", file=sys.stderr)
-        modes = {"reader": {}, **({"reader (DOCTOR_PURE_PYTHON=1)": {"DOCTOR_PURE_PYTHON": "1"}} if args.pure else {})}
-        print(compare(path, args.repeat, modes))
-
-
 if __name__ == "__main__":
-    main()
+    bench_main(__doc__.splitlines()[0], synthesise, SOURCE, "synthetic-session.jsonl")

@@ -10,21 +10,19 @@ same length (`realistic_text` of bench_qwen_reader). Written compactly with
 ensure_ascii=False (serde_json's form).
 
 Measured by benchmarks/reader_bench.py (interleaved fresh subprocesses, medians).
-Usage: python benchmarks/bench_codex_reader.py [--mb 100] [--repeat 7] [--keep PATH]
+Usage: python benchmarks/bench_codex_reader.py [--mb 100] [--repeat 7] [--keep PATH] [--pure]
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import re
 import sys
-import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_qwen_reader import _Texts  # noqa: E402  the same realistic text for every agent's benchmark
-from reader_bench import ROOT, compare  # noqa: E402
+from reader_bench import ROOT, bench_main  # noqa: E402
 
 SOURCE = next((ROOT / "tests/recordings/codex/big-outputs/home/.codex/sessions").glob("*/*/*/rollout-*.jsonl"))
 HEADER_END = "Output:\n"
@@ -62,20 +60,5 @@ def synthesise(target: Path, megabytes: int) -> int:
     return copies
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--mb", type=int, default=100)
-    parser.add_argument("--repeat", type=int, default=7)
-    parser.add_argument("--keep", type=Path, help="write the rollout there (reused if it exists)")
-    parser.add_argument("--pure", action="store_true", help="also run the reader with DOCTOR_PURE_PYTHON=1")
-    args = parser.parse_args()
-    with tempfile.TemporaryDirectory(prefix="bench-codex-") as scratch:
-        path = args.keep or Path(scratch) / "rollout-2026-12-02T11-38-22-synthetic.jsonl"
-        if not path.exists():
-            print(f"{synthesise(path, args.mb)} copies of {SOURCE.name} written to {path}", file=sys.stderr)
-        modes = {"reader": {}, **({"reader (DOCTOR_PURE_PYTHON=1)": {"DOCTOR_PURE_PYTHON": "1"}} if args.pure else {})}
-        print(compare(path, args.repeat, modes))
-
-
 if __name__ == "__main__":
-    main()
+    bench_main(__doc__.splitlines()[0], synthesise, SOURCE, "rollout-2026-12-02T11-38-22-synthetic.jsonl")

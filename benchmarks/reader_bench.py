@@ -15,12 +15,15 @@ The reader is what `doctor memory` does before rendering: `open_session`
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -122,6 +125,24 @@ def compare(path: Path, repeat: int, modes: dict[str, dict] | None = None) -> st
     results = {json.dumps(r["result"], sort_keys=True) for name in modes for r in runs[name]}
     lines += ["", f"Reader result (identical in every mode and run: {len(results) == 1}): {sorted(results)[0]}"]
     return "\n".join(lines)
+
+
+def bench_main(description: str, synthesise: Callable[[Path, int], int], source: Path, file_name: str) -> None:
+    """The command line of a one-format reader benchmark: synthesise `--mb` MB with `synthesise(path, mb)`
+    (it returns how many copies of `source` it wrote) unless `--keep` names a file that exists, then
+    print `compare` of the baseline and the reader (and the pure-Python reader with `--pure`)."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--mb", type=int, default=100)
+    parser.add_argument("--repeat", type=int, default=7)
+    parser.add_argument("--keep", type=Path, help="write the session there (reused if it exists)")
+    parser.add_argument("--pure", action="store_true", help="also run the reader with DOCTOR_PURE_PYTHON=1")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="bench-reader-") as scratch:
+        path = args.keep or Path(scratch) / file_name
+        if not path.exists():
+            print(f"{synthesise(path, args.mb)} copies of {source.name} written to {path}", file=sys.stderr)
+        modes = {"reader": {}, **({"reader (DOCTOR_PURE_PYTHON=1)": {"DOCTOR_PURE_PYTHON": "1"}} if args.pure else {})}
+        print(compare(path, args.repeat, modes))
 
 
 if __name__ == "__main__":

@@ -17,29 +17,17 @@
 #define INLINE inline
 #endif
 #if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
-#define DISPATCH(name)                                                                                      \
-    static Py_ssize_t name##_generic(const unsigned char *p, Py_ssize_t i, Py_ssize_t stop, Py_ssize_t *u) {  \
-        return name##_in(p, i, stop, u);                                                                    \
-    }                                                                                                       \
-    __attribute__((target("popcnt"))) static Py_ssize_t name##_popcnt(const unsigned char *p, Py_ssize_t i,  \
-                                                                      Py_ssize_t stop, Py_ssize_t *u) {      \
-        return name##_in(p, i, stop, u);                                                                    \
-    }                                                                                                       \
-    static Py_ssize_t (*name)(const unsigned char *, Py_ssize_t, Py_ssize_t, Py_ssize_t *) = name##_generic;
-/* The same for a function of any signature: DISPATCH_WITH(name, (parameters), (arguments)). */
-#define DISPATCH_WITH(name, PARAMS, ARGS)                                                                   \
-    static Py_ssize_t name##_generic PARAMS { return name##_in ARGS; }                                      \
-    __attribute__((target("popcnt"))) static Py_ssize_t name##_popcnt PARAMS { return name##_in ARGS; }     \
-    static Py_ssize_t(*name) PARAMS = name##_generic;
+#define DISPATCH(name, params, args)                                                         \
+    static Py_ssize_t name##_generic params { return name##_in args; }                      \
+    __attribute__((target("popcnt"))) static Py_ssize_t name##_popcnt params {               \
+        return name##_in args;                                                               \
+    }                                                                                        \
+    static Py_ssize_t(*name) params = name##_generic;
 #define PICK(name) \
     if (__builtin_cpu_supports("popcnt")) name = name##_popcnt
 #else
-#define DISPATCH(name)                                                                                      \
-    static Py_ssize_t name(const unsigned char *p, Py_ssize_t i, Py_ssize_t stop, Py_ssize_t *u) {           \
-        return name##_in(p, i, stop, u);                                                                    \
-    }
-#define DISPATCH_WITH(name, PARAMS, ARGS) \
-    static Py_ssize_t name PARAMS { return name##_in ARGS; }
+#define DISPATCH(name, params, args) \
+    static Py_ssize_t name params { return name##_in args; }
 #define PICK(name)
 #endif
 
@@ -84,44 +72,6 @@ static PyObject *valid_utf8(PyObject *self, PyObject *arg) {
     Py_BEGIN_ALLOW_THREADS
     for (;;) {
         while (i + 8 <= n && !(load8(p + i) & HIGHS)) i += 8;
-        while (i < n && p[i] < 0x80) i++;
-        if (i >= n) break;
-        Py_ssize_t step = utf8_sequence(p + i, n - i);
-        if (!step) { ok = 0; break; }
-        i += step;
-    }
-    Py_END_ALLOW_THREADS
-    PyBuffer_Release(&view);
-    return PyBool_FromLong(ok);
-}
-
-/* All eight bytes are ASCII digits. */
-static int all_digits(uint64_t w) {
-    return (w & 0xF0F0F0F0F0F0F0F0ULL) == 0x3030303030303030ULL
-        && (((w & 0x0F0F0F0F0F0F0F0FULL) + 0x0606060606060606ULL) & 0xF0F0F0F0F0F0F0F0ULL) == 0;
-}
-
-/* valid_utf8, and no run of 309 or more ASCII digits: an integer that long is one orjson refuses as
- * infinite while msgspec accepts it, so a line holding one must take a reader's exact path. A run is
- * seen as 37 consecutive all-digit words (every 303-digit run holds them), so some runs of 296-308
- * digits are refused too: that only costs the exact path. */
-static PyObject *fast_decodable(PyObject *self, PyObject *arg) {
-    Py_buffer view;
-    if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) < 0) return NULL;
-    const unsigned char *p = view.buf;
-    Py_ssize_t n = view.len, i = 0;
-    int ok = 1, run = 0;
-    Py_BEGIN_ALLOW_THREADS
-    for (;;) {
-        while (i + 8 <= n) {
-            uint64_t w = load8(p + i);
-            if (w & HIGHS) break;
-            run = all_digits(w) ? run + 1 : 0;
-            if (run >= 37) { ok = 0; break; }
-            i += 8;
-        }
-        if (!ok) break;
-        run = 0;
         while (i < n && p[i] < 0x80) i++;
         if (i >= n) break;
         Py_ssize_t step = utf8_sequence(p + i, n - i);
@@ -180,7 +130,7 @@ static INLINE Py_ssize_t scan_string_in(const unsigned char *p, Py_ssize_t i, Py
     return -1;
 }
 
-DISPATCH(scan_string)
+DISPATCH(scan_string, (const unsigned char *p, Py_ssize_t i, Py_ssize_t stop, Py_ssize_t *u), (p, i, stop, u))
 
 static PyObject *string_units(PyObject *self, PyObject *arg) {
     Py_buffer view;
@@ -222,6 +172,16 @@ static INLINE int is_hex(unsigned char c) {
     return (c >= '0' && c <= '9') || ((c | 0x20) >= 'a' && (c | 0x20) <= 'f');
 }
 
+/* Check the escape whose backslash is at p[i]: the bytes it takes (2 or 6), or 0 when invalid. */
+static INLINE Py_ssize_t escape_length(const unsigned char *p, Py_ssize_t i, Py_ssize_t stop) {
+    if (i + 1 >= stop) return 0;
+    unsigned char kind = escape_kind[p[i + 1]];
+    if (kind == 1) return 2;
+    if (kind == 'u' && i + 6 <= stop && is_hex(p[i + 2]) && is_hex(p[i + 3]) && is_hex(p[i + 4]) && is_hex(p[i + 5]))
+        return 6;
+    return 0;
+}
+
 /* Follow the \\uXXXX escape at p[at] for lone surrogates (what orjson refuses and JSON.parse keeps): a high
  * surrogate escape must be followed at once by a low one, a low one must follow a high one. `*high_end`
  * is where the low escape must start (-1: none pending); `*lone` is set when one is lone. Called for every
@@ -237,36 +197,38 @@ static INLINE void note_surrogate(const unsigned char *p, Py_ssize_t at, Py_ssiz
     *high_end = high ? at + 6 : -1;
 }
 
-/* Check the escape whose backslash is at p[i]: the bytes it takes (2 or 6), or 0 when invalid. */
-static INLINE Py_ssize_t escape_length(const unsigned char *p, Py_ssize_t i, Py_ssize_t stop) {
-    if (i + 1 >= stop) return 0;
-    unsigned char kind = escape_kind[p[i + 1]];
-    if (kind == 1) return 2;
-    if (kind == 'u' && i + 6 <= stop && is_hex(p[i + 2]) && is_hex(p[i + 3]) && is_hex(p[i + 4]) && is_hex(p[i + 5]))
-        return 6;
-    return 0;
-}
-
 #if defined(__SSE2__)
-#include <emmintrin.h>
+#include <immintrin.h>
 
 typedef struct {
     uint64_t quote, slash, control, high, lead, four;
 } Masks;
 
+/* Each SIMD helper comes twice: for SSE2 (every x86-64 CPU) and for AVX2, compiled for that target
+ * and picked at import (PICK) when the CPU has it. The string check below takes `avx2` as a constant,
+ * so each compiled variant of the scan keeps one kind. */
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+#define HAVE_AVX2 1
+#define AVX2_TARGET __attribute__((target("avx2,popcnt")))
+#else
+#define HAVE_AVX2 0
+#endif
+
+#define MOVEMASK16(v) ((uint64_t)(uint16_t)_mm_movemask_epi8(v))
+
 /* One bit per byte of p[0:64]: quotes, backslashes, control characters, bytes >= 0x80, and only
  * when there is a byte >= 0x80: bytes >= 0xC0 and >= 0xF0. */
-static INLINE void block_masks(const unsigned char *p, Masks *m) {
+static INLINE void block_masks_sse2(const unsigned char *p, Masks *m) {
     const __m128i quote = _mm_set1_epi8('"'), slash = _mm_set1_epi8('\\'), control = _mm_set1_epi8(0x1F);
     __m128i v[4];
     uint64_t q = 0, b = 0, c = 0, h = 0;
     for (int k = 0; k < 4; k++) {
         v[k] = _mm_loadu_si128((const __m128i *)(p + 16 * k));
         int shift = 16 * k;
-        q |= (uint64_t)(uint16_t)_mm_movemask_epi8(_mm_cmpeq_epi8(v[k], quote)) << shift;
-        b |= (uint64_t)(uint16_t)_mm_movemask_epi8(_mm_cmpeq_epi8(v[k], slash)) << shift;
-        c |= (uint64_t)(uint16_t)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_max_epu8(v[k], control), control)) << shift;
-        h |= (uint64_t)(uint16_t)_mm_movemask_epi8(v[k]) << shift;
+        q |= MOVEMASK16(_mm_cmpeq_epi8(v[k], quote)) << shift;
+        b |= MOVEMASK16(_mm_cmpeq_epi8(v[k], slash)) << shift;
+        c |= MOVEMASK16(_mm_cmpeq_epi8(_mm_max_epu8(v[k], control), control)) << shift;
+        h |= MOVEMASK16(v[k]) << shift;
     }
     m->quote = q, m->slash = b, m->control = c, m->high = h, m->lead = 0, m->four = 0;
     if (h) {
@@ -274,12 +236,103 @@ static INLINE void block_masks(const unsigned char *p, Masks *m) {
         uint64_t l = 0, f = 0;
         for (int k = 0; k < 4; k++) {
             int shift = 16 * k;
-            l |= (uint64_t)(uint16_t)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_max_epu8(v[k], lead), v[k])) << shift;
-            f |= (uint64_t)(uint16_t)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_max_epu8(v[k], four), v[k])) << shift;
+            l |= MOVEMASK16(_mm_cmpeq_epi8(_mm_max_epu8(v[k], lead), v[k])) << shift;
+            f |= MOVEMASK16(_mm_cmpeq_epi8(_mm_max_epu8(v[k], four), v[k])) << shift;
         }
         m->lead = l, m->four = f;
     }
 }
+
+/* One bit per byte of p[0:64] that may follow a backslash in a JSON string: " \ / b f n r t u. */
+static INLINE uint64_t escape_char_mask_sse2(const unsigned char *p) {
+    static const char named[] = "\"\\/bfnrtu";
+    uint64_t mask = 0;
+    for (int k = 0; k < 4; k++) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(p + 16 * k)), hit = _mm_setzero_si128();
+        for (int j = 0; j < 9; j++) hit = _mm_or_si128(hit, _mm_cmpeq_epi8(v, _mm_set1_epi8(named[j])));
+        mask |= MOVEMASK16(hit) << (16 * k);
+    }
+    return mask;
+}
+
+/* One bit per byte of p[0:64] that is 'u'. */
+static INLINE uint64_t u_mask_sse2(const unsigned char *p) {
+    uint64_t mask = 0;
+    for (int k = 0; k < 4; k++)
+        mask |= MOVEMASK16(_mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(p + 16 * k)), _mm_set1_epi8('u')))
+                << (16 * k);
+    return mask;
+}
+
+/* The length of the string body at p[0:16] when its closing quote comes before any backslash,
+ * control character or byte >= 0x80 there (a key, an id): its JS length too; else -1. */
+static INLINE Py_ssize_t plain_prefix_sse2(const unsigned char *p) {
+    __m128i v = _mm_loadu_si128((const __m128i *)p);
+    const __m128i quote = _mm_set1_epi8('"'), slash = _mm_set1_epi8('\\'), control = _mm_set1_epi8(0x1F);
+    int quotes = _mm_movemask_epi8(_mm_cmpeq_epi8(v, quote));
+    int others = _mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(v, slash), _mm_cmpeq_epi8(_mm_max_epu8(v, control), control)))
+                 | _mm_movemask_epi8(v);
+    return quotes && !(others & ((quotes & -quotes) - 1)) ? __builtin_ctz(quotes) : -1;
+}
+
+#if HAVE_AVX2
+#define MOVEMASK32(v) ((uint64_t)(uint32_t)_mm256_movemask_epi8(v))
+
+AVX2_TARGET static void block_masks_avx2(const unsigned char *p, Masks *m) {
+    const __m256i quote = _mm256_set1_epi8('"'), slash = _mm256_set1_epi8('\\'), control = _mm256_set1_epi8(0x1F);
+    __m256i a = _mm256_loadu_si256((const __m256i *)p), b = _mm256_loadu_si256((const __m256i *)(p + 32));
+    m->quote = MOVEMASK32(_mm256_cmpeq_epi8(a, quote)) | MOVEMASK32(_mm256_cmpeq_epi8(b, quote)) << 32;
+    m->slash = MOVEMASK32(_mm256_cmpeq_epi8(a, slash)) | MOVEMASK32(_mm256_cmpeq_epi8(b, slash)) << 32;
+    m->control = MOVEMASK32(_mm256_cmpeq_epi8(_mm256_max_epu8(a, control), control))
+                 | MOVEMASK32(_mm256_cmpeq_epi8(_mm256_max_epu8(b, control), control)) << 32;
+    m->high = MOVEMASK32(a) | MOVEMASK32(b) << 32;
+    m->lead = m->four = 0;
+    if (m->high) {
+        const __m256i lead = _mm256_set1_epi8((char)0xC0), four = _mm256_set1_epi8((char)0xF0);
+        m->lead = MOVEMASK32(_mm256_cmpeq_epi8(_mm256_max_epu8(a, lead), a))
+                  | MOVEMASK32(_mm256_cmpeq_epi8(_mm256_max_epu8(b, lead), b)) << 32;
+        m->four = MOVEMASK32(_mm256_cmpeq_epi8(_mm256_max_epu8(a, four), a))
+                  | MOVEMASK32(_mm256_cmpeq_epi8(_mm256_max_epu8(b, four), b)) << 32;
+    }
+}
+
+/* escape_char_mask_sse2 from two table lookups: each of " / \ b f n r t u is the only byte whose
+ * high nibble's bit (0x20: 1, 0x50: 2, 0x60: 4, 0x70: 8) is among its low nibble's bits. */
+AVX2_TARGET static uint64_t escape_char_mask_avx2(const unsigned char *p) {
+    const __m256i by_low = _mm256_setr_epi8(0, 0, 0x0D, 0, 0x08, 0x08, 0x04, 0, 0, 0, 0, 0, 0x02, 0, 0x04, 0x01,
+                                            0, 0, 0x0D, 0, 0x08, 0x08, 0x04, 0, 0, 0, 0, 0, 0x02, 0, 0x04, 0x01);
+    const __m256i by_high = _mm256_setr_epi8(0, 0, 0x01, 0, 0, 0x02, 0x04, 0x08, 0, 0, 0, 0, 0, 0, 0, 0,
+                                             0, 0, 0x01, 0, 0, 0x02, 0x04, 0x08, 0, 0, 0, 0, 0, 0, 0, 0);
+    const __m256i nibble = _mm256_set1_epi8(0x0F), zero = _mm256_setzero_si256();
+    uint64_t invalid = 0;
+    for (int k = 0; k < 2; k++) {
+        __m256i v = _mm256_loadu_si256((const __m256i *)(p + 32 * k));
+        __m256i low = _mm256_shuffle_epi8(by_low, _mm256_and_si256(v, nibble));
+        __m256i high = _mm256_shuffle_epi8(by_high, _mm256_and_si256(_mm256_srli_epi16(v, 4), nibble));
+        invalid |= MOVEMASK32(_mm256_cmpeq_epi8(_mm256_and_si256(low, high), zero)) << (32 * k);
+    }
+    return ~invalid;
+}
+
+AVX2_TARGET static uint64_t u_mask_avx2(const unsigned char *p) {
+    const __m256i u = _mm256_set1_epi8('u');
+    return MOVEMASK32(_mm256_cmpeq_epi8(_mm256_loadu_si256((const __m256i *)p), u))
+           | MOVEMASK32(_mm256_cmpeq_epi8(_mm256_loadu_si256((const __m256i *)(p + 32)), u)) << 32;
+}
+
+AVX2_TARGET static Py_ssize_t plain_prefix_avx2(const unsigned char *p) {
+    __m256i v = _mm256_loadu_si256((const __m256i *)p);
+    const __m256i quote = _mm256_set1_epi8('"'), slash = _mm256_set1_epi8('\\'), control = _mm256_set1_epi8(0x1F);
+    uint32_t quotes = (uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(v, quote));
+    __m256i controls = _mm256_cmpeq_epi8(_mm256_max_epu8(v, control), control);
+    __m256i special = _mm256_or_si256(_mm256_cmpeq_epi8(v, slash), controls);
+    uint32_t others = (uint32_t)_mm256_movemask_epi8(_mm256_or_si256(special, v));
+    return quotes && !(others & ((quotes & -quotes) - 1)) ? __builtin_ctz(quotes) : -1;
+}
+#define PICK_SIMD(name, sse2_args, avx2_args) (avx2 ? name##_avx2 avx2_args : name##_sse2 sse2_args)
+#else
+#define PICK_SIMD(name, sse2_args, avx2_args) (name##_sse2 sse2_args)
+#endif
 
 #define EVEN_BITS 0x5555555555555555ULL
 #define ODD_BITS 0xAAAAAAAAAAAAAAAAULL
@@ -297,20 +350,16 @@ static INLINE uint64_t escape_starts(uint64_t slash, uint64_t carried) {
 /* Check the JSON string whose body starts at p[i] (just past its opening quote) exactly as JSON.parse
  * reads it (valid UTF-8, no raw control character, only the eight escapes and \uXXXX, lone surrogate
  * escapes allowed): the index just past its closing quote and its JS length in *units_out, or -1.
- * 64 bytes at a time, from bit masks (escapes found as simdjson does); only escapes and non-ASCII
- * sequences are looked at one by one. The length is the bytes less the continuation
- * bytes, plus one per 4-byte sequence, less one per escape and four more per \uXXXX.
- * `lone` (or NULL): set when the string holds a lone surrogate escape. */
+ * 64 bytes at a time, from bit masks (escapes found as simdjson does, their characters checked
+ * from a mask too); only \uXXXX escapes and non-ASCII sequences are looked at one by one. The
+ * length is the bytes less the continuation bytes, plus one per 4-byte sequence, less one per
+ * escape and four more per \uXXXX. `lone` (or NULL): set when the string holds a lone surrogate
+ * escape. `avx2`: a constant, which SIMD helpers to use. */
 static INLINE Py_ssize_t check_string_in(const unsigned char *p, Py_ssize_t i, Py_ssize_t stop, Py_ssize_t *units_out,
-                                         int *lone) {
-    if (i + 16 <= stop) { /* a short plain string (a key, an id) ends within its first 16 bytes */
-        __m128i v = _mm_loadu_si128((const __m128i *)(p + i));
-        const __m128i quote = _mm_set1_epi8('"'), slash = _mm_set1_epi8('\\'), control = _mm_set1_epi8(0x1F);
-        int quotes = _mm_movemask_epi8(_mm_cmpeq_epi8(v, quote));
-        int others = _mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(v, slash), _mm_cmpeq_epi8(_mm_max_epu8(v, control), control)))
-                     | _mm_movemask_epi8(v);
-        if (quotes && !(others & ((quotes & -quotes) - 1))) {
-            Py_ssize_t length = __builtin_ctz(quotes);
+                                         int *lone, const int avx2) {
+    if (i + (avx2 ? 32 : 16) <= stop) { /* a short plain string (a key, an id) ends within its first 16 or 32 bytes */
+        Py_ssize_t length = PICK_SIMD(plain_prefix, (p + i), (p + i));
+        if (length >= 0) {
             *units_out = length;
             return i + length + 1;
         }
@@ -327,7 +376,7 @@ static INLINE Py_ssize_t check_string_in(const unsigned char *p, Py_ssize_t i, P
             block = padded;
         }
         Masks m;
-        block_masks(block, &m);
+        PICK_SIMD(block_masks, (block, &m), (block, &m));
         uint64_t starts = escape_starts(m.slash, carried);
         uint64_t escaped = (starts << 1) | carried;
         uint64_t ends = m.quote & ~escaped, inside = ~(uint64_t)0;
@@ -340,13 +389,15 @@ static INLINE Py_ssize_t check_string_in(const unsigned char *p, Py_ssize_t i, P
         starts &= inside;
         if (m.control & inside) return -1;
         Py_ssize_t u_escapes = 0;
-        /* each escape checked by its character (in the next block when the backslash ends this one) */
-        for (uint64_t named = escaped; named; named &= named - 1) {
-            Py_ssize_t at = i + __builtin_ctzll(named) - 1; /* the backslash, maybe in the previous block */
-            Py_ssize_t size = escape_length(p, at, stop);
-            if (!size) return -1;
-            u_escapes += size == 6;
-            if (lone && size == 6) note_surrogate(p, at, &high_end, lone);
+        if (escaped) { /* each escaped character (bit 0: escaped by the previous block's last backslash) */
+            if (escaped & ~PICK_SIMD(escape_char_mask, (block), (block))) return -1;
+            for (uint64_t hex_escapes = escaped & PICK_SIMD(u_mask, (block), (block)); hex_escapes;
+                 hex_escapes &= hex_escapes - 1) {
+                Py_ssize_t at = i + __builtin_ctzll(hex_escapes) - 1; /* the backslash, maybe in the previous block */
+                if (escape_length(p, at, stop) != 6) return -1;
+                u_escapes++;
+                if (lone) note_surrogate(p, at, &high_end, lone);
+            }
         }
         uint64_t high = m.high & inside;
         if (utf8_next > i) high &= utf8_next - i >= 64 ? 0 : ~((((uint64_t)1) << (utf8_next - i)) - 1);
@@ -380,8 +431,9 @@ static INLINE Py_ssize_t next_special(const unsigned char *p, Py_ssize_t i, Py_s
 }
 
 /* check_string without SSE2: byte by byte between the special bytes. */
+#define HAVE_AVX2 0
 static INLINE Py_ssize_t check_string_in(const unsigned char *p, Py_ssize_t i, Py_ssize_t stop, Py_ssize_t *units_out,
-                                         int *lone) {
+                                         int *lone, const int avx2) {
     Py_ssize_t units = 0, high_end = -1;
     for (;;) {
         Py_ssize_t j = next_special(p, i, stop);
@@ -411,116 +463,209 @@ static INLINE Py_ssize_t check_string_in(const unsigned char *p, Py_ssize_t i, P
 }
 #endif
 
-DISPATCH_WITH(check_string, (const unsigned char *p, Py_ssize_t i, Py_ssize_t stop, Py_ssize_t *u, int *lone),
-              (p, i, stop, u, lone))
 
 typedef struct {
-    Py_ssize_t start, end, units;
+    Py_ssize_t start, end, units, at; /* the token's place and JS length; `at`: its "" in the copy */
 } Span;
 
-/* The long strings one scan replaces: spans[0:count], `removed` bytes in all (their quotes kept). */
+/* The long strings a scan found: a growable array that starts in `local`. */
 typedef struct {
-    Span local[8], *spans;
-    Py_ssize_t count, capacity, removed;
-} Shortening;
+    Span *items, local[8];
+    Py_ssize_t count, capacity;
+} SpanList;
 
-static void shortening_init(Shortening *s) {
-    s->spans = s->local, s->count = 0, s->capacity = 8, s->removed = 0;
+static void spans_init(SpanList *spans) {
+    spans->items = spans->local, spans->count = 0, spans->capacity = 8;
 }
 
-static void shortening_free(Shortening *s) {
-    if (s->spans != s->local) free(s->spans);
+static void spans_free(SpanList *spans) {
+    if (spans->items != spans->local) free(spans->items);
 }
 
-/* The shared pass of scan_line and scan_value over p[start:stop], without the GIL: every string checked
- * as JSON.parse reads it (and its UTF-8 with it), every byte outside strings ASCII, each string value
- * (a key never) of at least `shorten` bytes, quotes included, noted in `s`. `value`: stop at the end of
- * the value opening at p[start] (brackets are counted, not matched: whoever decodes the copy checks
- * them), its deepest nesting in *deepest; else scan to `stop`. `lone` (or NULL): set when a string holds
- * a lone surrogate escape. Returns where the scan ended, -1 when a check fails or the value does not
- * end before `stop`, -2 when out of memory. */
-static Py_ssize_t scan_strings(const unsigned char *p, Py_ssize_t start, Py_ssize_t stop, Py_ssize_t shorten,
-                               int value, Shortening *s, Py_ssize_t *deepest, int *lone) {
-    Py_ssize_t i = start, depth = 0;
+static int spans_add(SpanList *spans, Py_ssize_t start, Py_ssize_t end, Py_ssize_t units) {
+    if (spans->count == spans->capacity) {
+        Span *grown = malloc(sizeof(Span) * spans->capacity * 2);
+        if (!grown) return 0;
+        memcpy(grown, spans->items, sizeof(Span) * spans->count);
+        spans_free(spans);
+        spans->items = grown, spans->capacity *= 2;
+    }
+    Span *span = &spans->items[spans->count++];
+    span->start = start, span->end = end, span->units = units, span->at = -1;
+    return 1;
+}
+
+/* Nesting deeper than this makes scan_record give up: orjson refuses more than 1024 levels, msgspec fewer. */
+#define RECORD_MAX_DEPTH 256
+/* A run of this many digits may be a number orjson refuses as infinite (1e308 is 309 digits long). */
+#define RECORD_MAX_DIGITS 300
+
+/* Which of 64 bits the eight bytes after the quote at p[0] hash to. */
+static INLINE int head_bit(const unsigned char *p) {
+    return (int)((load8(p + 1) * 0x9E3779B97F4A7C15ULL) >> 58);
+}
+
+/* What a scan checks besides every string, and where it stops. */
+enum {
+    SCAN_LINE,   /* to `stop`; every byte outside strings ASCII */
+    SCAN_VALUE,  /* to the end of the value opening at `start` (brackets counted, not matched: whoever
+                    decodes the copy checks them); its deepest nesting in *deepest */
+    SCAN_RECORD, /* SCAN_LINE, failing also where msgspec and orjson could read the line differently:
+                    a lone surrogate escape, a number with an exponent or of RECORD_MAX_DIGITS digits,
+                    nesting deeper than RECORD_MAX_DEPTH (see scan_record) */
+};
+
+/* The shared pass of the scans over p[start:stop], without the GIL: every string checked as JSON.parse
+ * reads it (and its UTF-8 with it), every byte outside strings ASCII, each string value (a key never)
+ * of at least `shorten` bytes, quotes included, added to `list` and its bytes less its quotes to
+ * *removed. `lone` (or NULL): set when a string holds a lone surrogate escape. Returns where the scan
+ * ended, -1 when a check fails (or a value does not end before `stop`), -2 when out of memory. */
+static INLINE Py_ssize_t scan_strings_in(const unsigned char *p, Py_ssize_t start, Py_ssize_t stop, Py_ssize_t shorten,
+                                         int mode, SpanList *list, Py_ssize_t *removed, Py_ssize_t *deepest, int *lone,
+                                         const int avx2) {
+    Py_ssize_t first = list->count, digits = 0, depth = 0, i = start;
+    uint64_t heads = 0;
     while (i < stop) {
         unsigned char c = p[i];
         if (c != '"') {
             if (c >= 0x80) return -1;
-            if (value) {
+            if (mode == SCAN_VALUE) {
                 if (c == '{' || c == '[') {
                     if (++depth > *deepest) *deepest = depth;
                 } else if ((c == '}' || c == ']') && --depth <= 0) {
                     return i + 1;
                 }
+            } else if (mode == SCAN_RECORD) {
+                if (c >= '0' && c <= '9') {
+                    if (++digits >= RECORD_MAX_DIGITS) return -1;
+                } else {
+                    if ((c | 0x20) == 'e' && digits) return -1; /* an exponent ("true" has no digit before) */
+                    digits = 0;
+                    if (c == '{' || c == '[') {
+                        if (++depth > RECORD_MAX_DEPTH) return -1;
+                    } else if (c == '}' || c == ']') {
+                        depth--;
+                    }
+                }
             }
             i++;
             continue;
         }
+        digits = 0;
         /* A token byte-identical to a long one already checked is that token again (a shell
-         * display holds its output twice): compared, not scanned. */
+         * display holds its output twice): compared, not scanned. Only tokens whose first bytes
+         * hash to a bit of `heads` are compared (the bits of the long tokens' first bytes). */
         Py_ssize_t units = 0, end = -1;
-        for (Py_ssize_t k = 0; k < s->count; k++) {
-            Py_ssize_t size = s->spans[k].end - s->spans[k].start;
-            if (i + size <= stop && p[i + size - 1] == '"' && !memcmp(p + i, p + s->spans[k].start, size)) {
+        int may_repeat = list->count > first && (i + 9 > stop || (heads >> head_bit(p + i) & 1));
+        for (Py_ssize_t k = first; may_repeat && k < list->count; k++) {
+            const Span *seen = &list->items[k];
+            Py_ssize_t size = seen->end - seen->start;
+            if (i + size <= stop && p[i + size - 1] == '"' && !memcmp(p + i, p + seen->start, size)) {
                 end = i + size;
-                units = s->spans[k].units;
+                units = seen->units;
                 break;
             }
         }
-        if (end < 0) end = check_string(p, i + 1, stop, &units, lone);
-        if (end < 0) return -1;
+        if (end < 0) end = check_string_in(p, i + 1, stop, &units, lone, avx2);
+        if (end < 0 || (mode == SCAN_RECORD && *lone)) return -1;
         if (end - i >= shorten) {
             Py_ssize_t k = end;
             while (k < stop && (p[k] == ' ' || p[k] == '\t' || p[k] == '\n' || p[k] == '\r')) k++;
             if (k >= stop || p[k] != ':') {
-                if (s->count == s->capacity) {
-                    Span *grown = malloc(sizeof(Span) * s->capacity * 2);
-                    if (!grown) return -2;
-                    memcpy(grown, s->spans, sizeof(Span) * s->count);
-                    if (s->spans != s->local) free(s->spans);
-                    s->spans = grown;
-                    s->capacity *= 2;
-                }
-                s->spans[s->count].start = i;
-                s->spans[s->count].end = end;
-                s->spans[s->count].units = units;
-                s->count++;
-                s->removed += end - i - 2;
+                if (!spans_add(list, i, end, units)) return -2;
+                if (i + 9 <= stop) heads |= (uint64_t)1 << head_bit(p + i);
+                *removed += end - i - 2;
             }
         }
         i = end;
-        if (value && depth == 0) return i; /* the value was this string */
+        if (mode == SCAN_VALUE && depth == 0) return i; /* the value was this string */
     }
-    return value ? -1 : stop;
+    return mode == SCAN_VALUE ? -1 : stop;
 }
 
-/* (copy, spans) for p[start:stop] with the strings `s` noted replaced by "": each span is (position of
- * its "" in the copy, start, end, JS length), start and end being the token's place in the buffer. */
-static PyObject *shortened_copy(const unsigned char *p, Py_ssize_t start, Py_ssize_t stop, Shortening *s) {
-    PyObject *result = NULL;
-    PyObject *copy = PyBytes_FromStringAndSize(NULL, stop - start - s->removed);
-    PyObject *list = copy ? PyTuple_New(s->count) : NULL;
-    if (list) {
-        char *out = PyBytes_AS_STRING(copy);
-        Py_ssize_t from = start, at = 0;
-        for (Py_ssize_t k = 0; k < s->count; k++) {
-            Span *span = &s->spans[k];
-            memcpy(out + at, p + from, span->start - from);
-            at += span->start - from;
-            PyObject *item = Py_BuildValue("(nnnn)", at, span->start, span->end, span->units);
-            if (!item) { Py_CLEAR(list); break; }
-            PyTuple_SET_ITEM(list, k, item);
-            out[at++] = '"';
-            out[at++] = '"';
-            from = span->end;
-        }
-        if (list) {
-            memcpy(out + at, p + from, stop - from);
-            result = Py_BuildValue("(OO)", copy, list);
-            Py_DECREF(list);
-        }
+#define SCAN_STRINGS_PARAMS                                                                                  \
+    (const unsigned char *p, Py_ssize_t start, Py_ssize_t stop, Py_ssize_t shorten, int mode, SpanList *list, \
+     Py_ssize_t *removed, Py_ssize_t *deepest, int *lone)
+DISPATCH(scan_strings, SCAN_STRINGS_PARAMS, (p, start, stop, shorten, mode, list, removed, deepest, lone, 0))
+#if HAVE_AVX2
+/* flatten: the AVX2 helpers are inlined, as only a function compiled for AVX2 may */
+__attribute__((flatten)) AVX2_TARGET static Py_ssize_t scan_strings_avx2 SCAN_STRINGS_PARAMS {
+    return scan_strings_in(p, start, stop, shorten, mode, list, removed, deepest, lone, 1);
+}
+#endif
+
+/* Write p[from:to] to out with the spans list->items[first:] (all within it) as "", noting each
+ * one's place in out (`at`, counted from `base`); returns the bytes written. */
+static Py_ssize_t write_shortened(char *out, Py_ssize_t base, const unsigned char *p, Py_ssize_t from, Py_ssize_t to,
+                                  SpanList *list, Py_ssize_t first) {
+    Py_ssize_t at = 0;
+    for (Py_ssize_t k = first; k < list->count; k++) {
+        Span *span = &list->items[k];
+        memcpy(out + at, p + from, span->start - from);
+        at += span->start - from;
+        span->at = base + at;
+        out[at++] = '"';
+        out[at++] = '"';
+        from = span->end;
     }
-    Py_XDECREF(copy);
+    memcpy(out + at, p + from, to - from);
+    return at + to - from;
+}
+
+/* The spans as a tuple of (position of the "" in the copy, start, end, JS length). */
+static PyObject *spans_tuple(const SpanList *list) {
+    PyObject *tuple = PyTuple_New(list->count);
+    for (Py_ssize_t k = 0; tuple && k < list->count; k++) {
+        const Span *span = &list->items[k];
+        PyObject *item = Py_BuildValue("(nnnn)", span->at, span->start, span->end, span->units);
+        if (!item) Py_CLEAR(tuple);
+        else PyTuple_SET_ITEM(tuple, k, item);
+    }
+    return tuple;
+}
+
+/* The (buffer, start, stop, shorten) every scan takes, start and stop clamped to the buffer. */
+static int parse_scan_args(PyObject *args, Py_buffer *view, Py_ssize_t *start, Py_ssize_t *stop, Py_ssize_t *shorten) {
+    if (!PyArg_ParseTuple(args, "y*nnn", view, start, stop, shorten)) return 0;
+    if (*stop > view->len) *stop = view->len;
+    if (*start < 0) *start = 0;
+    return 1;
+}
+
+/* What scan_line returns for p[start:end] after scan_strings returned `end` (and noted `spans`,
+ * `removed` bytes less): None when a check failed, (None, ()) when nothing was replaced, else
+ * (copy, spans), each span (position of its "" in the copy, start, end, JS length). */
+static PyObject *scan_result(const unsigned char *p, Py_ssize_t start, Py_ssize_t end, SpanList *spans,
+                             Py_ssize_t removed) {
+    if (end == -2) return PyErr_NoMemory();
+    if (end < 0) return Py_NewRef(Py_None);
+    if (!spans->count) return Py_BuildValue("(O())", Py_None);
+    PyObject *copy = PyBytes_FromStringAndSize(NULL, end - start - removed);
+    if (!copy) return NULL;
+    write_shortened(PyBytes_AS_STRING(copy), 0, p, start, end, spans, 0);
+    PyObject *tuple = spans_tuple(spans);
+    if (!tuple) {
+        Py_DECREF(copy);
+        return NULL;
+    }
+    return Py_BuildValue("(NN)", copy, tuple);
+}
+
+/* scan_line and scan_record: a scan of the line buffer[start:stop] in `mode`. */
+static PyObject *shortened_line(PyObject *args, int mode) {
+    Py_buffer view;
+    Py_ssize_t start, stop, shorten, removed = 0, end;
+    if (!parse_scan_args(args, &view, &start, &stop, &shorten)) return NULL;
+    const unsigned char *p = view.buf;
+    SpanList spans;
+    spans_init(&spans);
+    int lone = 0;
+    Py_BEGIN_ALLOW_THREADS
+    end = scan_strings(p, start, stop, shorten, mode, &spans, &removed, NULL, mode == SCAN_RECORD ? &lone : NULL);
+    Py_END_ALLOW_THREADS
+    PyObject *result = scan_result(p, start, end, &spans, removed);
+    spans_free(&spans);
+    PyBuffer_Release(&view);
     return result;
 }
 
@@ -532,30 +677,17 @@ static PyObject *shortened_copy(const unsigned char *p, Py_ssize_t start, Py_ssi
  * (None, ()) when nothing was replaced (decode the line itself), else (copy, spans) where each
  * span is (position of its "" in the copy, start, end, JS length), start and end being the
  * string token's place in the buffer. */
-/* What scan_line returns for p[start:end] after scan_strings returned `end`. */
-static PyObject *scan_result(const unsigned char *p, Py_ssize_t start, Py_ssize_t end, Shortening *s) {
-    if (end == -2) return PyErr_NoMemory();
-    if (end < 0) return Py_NewRef(Py_None);
-    if (!s->count) return Py_BuildValue("(O())", Py_None);
-    return shortened_copy(p, start, end, s);
+static PyObject *scan_line(PyObject *self, PyObject *args) {
+    return shortened_line(args, SCAN_LINE);
 }
 
-static PyObject *scan_line(PyObject *self, PyObject *args) {
-    Py_buffer view;
-    Py_ssize_t start, stop, shorten, end;
-    if (!PyArg_ParseTuple(args, "y*nnn", &view, &start, &stop, &shorten)) return NULL;
-    const unsigned char *p = view.buf;
-    if (stop > view.len) stop = view.len;
-    if (start < 0) start = 0;
-    Shortening s;
-    shortening_init(&s);
-    Py_BEGIN_ALLOW_THREADS
-    end = scan_strings(p, start, stop, shorten, 0, &s, NULL, NULL);
-    Py_END_ALLOW_THREADS
-    PyObject *result = scan_result(p, start, end, &s);
-    shortening_free(&s);
-    PyBuffer_Release(&view);
-    return result;
+/* scan_line for a reader that decodes the copy with msgspec and some values of the line with orjson,
+ * and must get what orjson decoding the whole line gives: None also where the two decoders part or
+ * orjson would refuse the whole line: a lone surrogate escape (both refuse it: the exact path's
+ * stdlib keeps it), a number with an exponent or RECORD_MAX_DIGITS digits in a row (orjson refuses
+ * those beyond the double range, msgspec accepts them), nesting deeper than RECORD_MAX_DEPTH. */
+static PyObject *scan_record(PyObject *self, PyObject *args) {
+    return shortened_line(args, SCAN_RECORD);
 }
 
 /* scan_line for the one JSON value (an object, an array or a string) opening at buffer[start], for a
@@ -566,53 +698,302 @@ static PyObject *scan_line(PyObject *self, PyObject *args) {
  * surrogate escape (orjson refuses those: the caller then decodes as its exact path does). */
 static PyObject *scan_value(PyObject *self, PyObject *args) {
     Py_buffer view;
-    Py_ssize_t start, stop, shorten, end = -1, deepest = 0;
+    Py_ssize_t start, stop, shorten, end = -1, deepest = 0, removed = 0;
     int lone = 0;
     if (!PyArg_ParseTuple(args, "y*nnn", &view, &start, &stop, &shorten)) return NULL;
     const unsigned char *p = view.buf;
     if (stop > view.len) stop = view.len;
-    Shortening s;
-    shortening_init(&s);
+    SpanList spans;
+    spans_init(&spans);
     if (start >= 0 && start < stop && (p[start] == '{' || p[start] == '[' || p[start] == '"')) {
         Py_BEGIN_ALLOW_THREADS
-        end = scan_strings(p, start, stop, shorten, 1, &s, &deepest, &lone);
+        end = scan_strings(p, start, stop, shorten, SCAN_VALUE, &spans, &removed, &deepest, &lone);
         Py_END_ALLOW_THREADS
     }
-    PyObject *result = scan_result(p, start, end, &s);
+    PyObject *result = scan_result(p, start, end, &spans, removed);
     if (result != NULL && result != Py_None) {
         PyObject *scanned = result;
         result = Py_BuildValue("(nOOnO)", end, PyTuple_GET_ITEM(scanned, 0), PyTuple_GET_ITEM(scanned, 1), deepest,
                                lone ? Py_True : Py_False);
         Py_DECREF(scanned);
     }
-    shortening_free(&s);
+    spans_free(&spans);
     PyBuffer_Release(&view);
     return result;
 }
 
-/* The JS lengths of the string values in a valid JSON value (keys left out), summed: what a walk
- * adding `.length` of every string that is not a key would give. Trusts its input as the counters
- * above do (msgspec accepted the JSON, valid_utf8 the bytes); None when a string does not end. */
-static PyObject *text_units(PyObject *self, PyObject *arg) {
+/* A growable malloc'ed buffer. */
+typedef struct {
+    char *data;
+    Py_ssize_t size, capacity;
+} Growing;
+
+/* Room for `more` bytes at data + size; 0 when memory ran out. */
+static int grow(Growing *out, Py_ssize_t more) {
+    if (out->size + more <= out->capacity) return 1;
+    Py_ssize_t capacity = out->capacity * 2 > out->size + more ? out->capacity * 2 : out->size + more + 4096;
+    char *data = realloc(out->data, capacity);
+    if (!data) return 0;
+    out->data = data, out->capacity = capacity;
+    return 1;
+}
+
+/* A line of nothing but JSON whitespace (or nothing). */
+static int blank(const unsigned char *p, Py_ssize_t i, Py_ssize_t stop) {
+    for (; i < stop; i++)
+        if (p[i] != ' ' && p[i] != '\t' && p[i] != '\r') return 0;
+    return 1;
+}
+
+/* scan_record over every line of buffer[start:stop] (lines end at "\n"; the last may not), for a
+ * reader that decodes them all with one msgspec decode_lines call: (copy, spans, table). The copy
+ * holds one line per line, shortened as scan_record shortens it, or `null` for a line scan_record
+ * refuses or that is blank (the reader's exact path reads those). spans are scan_record's, their
+ * positions in the copy. table holds three Py_ssize_t per line, and three more after the last:
+ * where the line ends in the buffer (its "\n", or stop), where it starts in the copy, and the index
+ * of its first span (the row after the last: stop, the copy's size, the number of spans). */
+static PyObject *scan_records(PyObject *self, PyObject *args) {
     Py_buffer view;
-    if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) < 0) return NULL;
+    Py_ssize_t start, stop, shorten;
+    if (!parse_scan_args(args, &view, &start, &stop, &shorten)) return NULL;
     const unsigned char *p = view.buf;
-    Py_ssize_t n = view.len, i = 0, total = 0;
-    int ok = 1;
+    SpanList spans;
+    spans_init(&spans);
+    Growing copy = {NULL, 0, 0}, table = {NULL, 0, 0};
+    int ok = grow(&copy, (stop - start) / 2 + 64) && grow(&table, 4096);
     Py_BEGIN_ALLOW_THREADS
-    for (;;) {
-        const unsigned char *q = memchr(p + i, '"', n - i);
-        if (q == NULL) break;
-        Py_ssize_t units = 0, end = scan_string(p, q - p + 1, n, &units);
+    for (Py_ssize_t line = start; ok && line < stop;) {
+        const unsigned char *newline = memchr(p + line, '\n', stop - line);
+        Py_ssize_t end = newline ? newline - p : stop, first = spans.count, removed = 0;
+        Py_ssize_t row[3] = {end, copy.size, first};
+        int lone = 0;
+        Py_ssize_t scanned = scan_strings(p, line, end, shorten, SCAN_RECORD, &spans, &removed, NULL, &lone);
+        Py_ssize_t written = end - line - removed > 4 ? end - line - removed : 4; /* the short line, or null */
+        if (scanned == -2 || !grow(&table, sizeof(row)) || !grow(&copy, written + 1)) {
+            ok = 0;
+            break;
+        }
+        memcpy(table.data + table.size, row, sizeof(row));
+        table.size += sizeof(row);
+        if (scanned < 0 || blank(p, line, end)) {
+            spans.count = first;
+            memcpy(copy.data + copy.size, "null", 4);
+            copy.size += 4;
+        } else {
+            copy.size += write_shortened(copy.data + copy.size, copy.size, p, line, end, &spans, first);
+        }
+        copy.data[copy.size++] = '\n';
+        line = end + 1;
+    }
+    Py_ssize_t last[3] = {stop, copy.size, spans.count};
+    if (ok && grow(&table, sizeof(last))) {
+        memcpy(table.data + table.size, last, sizeof(last));
+        table.size += sizeof(last);
+    } else {
+        ok = 0;
+    }
+    Py_END_ALLOW_THREADS
+    PyObject *result = NULL;
+    if (!ok) {
+        PyErr_NoMemory();
+    } else {
+        PyObject *tuple = spans_tuple(&spans);
+        if (tuple) result = Py_BuildValue("(y#Ny#)", copy.data, copy.size, tuple, table.data, table.size);
+    }
+    free(copy.data);
+    free(table.data);
+    spans_free(&spans);
+    PyBuffer_Release(&view);
+    return result;
+}
+
+/* The keys met so far in a value, one 64-bit hash of (object, key bytes) each, in an open-addressing
+ * table that starts in `local` and doubles (malloc) at half full: a key seen twice in one object is a
+ * value JSON.parse keeps only once. */
+typedef struct {
+    uint64_t *slots, local[64];
+    Py_ssize_t capacity, used;
+} KeySet;
+
+static void keys_init(KeySet *keys) {
+    memset(keys->local, 0, sizeof(keys->local));
+    keys->slots = keys->local, keys->capacity = 64, keys->used = 0;
+}
+
+static void keys_free(KeySet *keys) {
+    if (keys->slots != keys->local) free(keys->slots);
+}
+
+static void keys_put(uint64_t *slots, Py_ssize_t capacity, uint64_t hash) {
+    Py_ssize_t k = (Py_ssize_t)(hash & (uint64_t)(capacity - 1));
+    while (slots[k]) k = (k + 1) & (capacity - 1);
+    slots[k] = hash;
+}
+
+/* Add a key's hash: 1 when new, 0 when already there (a repeated key, or once in 2^64 a collision:
+ * either way the caller gives up), -1 when memory ran out. */
+static int keys_add(KeySet *keys, uint64_t hash) {
+    hash |= 1; /* 0 marks an empty slot */
+    Py_ssize_t k = (Py_ssize_t)(hash & (uint64_t)(keys->capacity - 1));
+    for (; keys->slots[k]; k = (k + 1) & (keys->capacity - 1))
+        if (keys->slots[k] == hash) return 0;
+    keys->slots[k] = hash;
+    if (++keys->used * 2 < keys->capacity) return 1;
+    uint64_t *grown = calloc(keys->capacity * 2, sizeof(uint64_t));
+    if (!grown) return -1;
+    for (Py_ssize_t j = 0; j < keys->capacity; j++)
+        if (keys->slots[j]) keys_put(grown, keys->capacity * 2, keys->slots[j]);
+    keys_free(keys);
+    keys->slots = grown, keys->capacity *= 2;
+    return 1;
+}
+
+/* FNV-1a of a key's bytes, seeded with the number of the object holding it. */
+static uint64_t key_hash(const unsigned char *p, Py_ssize_t n, uint64_t object) {
+    uint64_t hash = 14695981039346656037ULL ^ (object * 0x9E3779B97F4A7C15ULL);
+    for (Py_ssize_t i = 0; i < n; i++) hash = (hash ^ p[i]) * 1099511628211ULL;
+    return hash;
+}
+
+#define TEXT_MAX_DEPTH 1024
+
+/* The JS lengths of the string values in p[0:n], a valid JSON value (keys left out), summed into
+ * *total, as a walk of the decoded value would add them: 1 when counted, 0 when the count could
+ * differ from that walk's (an object holding a key twice, whose first value the decoded object
+ * drops; a key written with an escape, which could repeat another; a string that does not end;
+ * nesting deeper than TEXT_MAX_DEPTH), -1 when memory ran out. Trusts its input as the counters
+ * above do. */
+static int count_text_units(const unsigned char *p, Py_ssize_t n, Py_ssize_t *total) {
+    uint64_t objects[TEXT_MAX_DEPTH], next_object = 0; /* the open objects, innermost last */
+    Py_ssize_t depth = 0, i = 0;
+    KeySet keys;
+    keys_init(&keys);
+    int ok = 1;
+    while (ok == 1) {
+        for (; i < n && p[i] != '"'; i++) {
+            if (p[i] == '{') {
+                if (depth == TEXT_MAX_DEPTH) { ok = 0; break; }
+                objects[depth++] = ++next_object;
+            } else if (p[i] == '}' && depth) {
+                depth--;
+            }
+        }
+        if (ok != 1 || i >= n) break;
+        Py_ssize_t units = 0, start = i, end = scan_string(p, i + 1, n, &units);
         if (end < 0) { ok = 0; break; }
         i = end;
         while (i < n && (p[i] == ' ' || p[i] == '\t' || p[i] == '\n' || p[i] == '\r')) i++;
-        if (i >= n || p[i] != ':') total += units; /* a key is followed by its colon */
+        if (i >= n || p[i] != ':') {
+            *total += units;
+        } else if (memchr(p + start + 1, '\\', end - start - 2) || !depth) { /* a key is followed by its colon */
+            ok = 0;
+        } else {
+            ok = keys_add(&keys, key_hash(p + start + 1, end - start - 2, objects[depth - 1]));
+        }
     }
-    Py_END_ALLOW_THREADS
-    PyBuffer_Release(&view);
+    keys_free(&keys);
+    return ok;
+}
+
+/* A value msgspec decoded from a scan copy: where it sits in the copy, and the copy's spans. */
+typedef struct {
+    Py_buffer raw, text;
+    Py_ssize_t at; /* raw's offset in text */
+    PyObject *spans;
+} InCopy;
+
+/* Take raw, text and spans: raw must lie within text's memory (msgspec.Raw values share the buffer
+ * they were decoded from) and spans be the tuple scan_line or scan_record gave with text. */
+static int in_copy(PyObject *raw, PyObject *text, PyObject *spans, InCopy *value) {
+    value->spans = spans;
+    if (PyObject_GetBuffer(raw, &value->raw, PyBUF_SIMPLE) < 0) return 0;
+    if (PyObject_GetBuffer(text, &value->text, PyBUF_SIMPLE) < 0) {
+        PyBuffer_Release(&value->raw);
+        return 0;
+    }
+    const char *inner = value->raw.buf, *outer = value->text.buf;
+    if (inner < outer || inner + value->raw.len > outer + value->text.len) {
+        PyErr_SetString(PyExc_ValueError, "the value does not lie within the copy");
+        PyBuffer_Release(&value->raw);
+        PyBuffer_Release(&value->text);
+        return 0;
+    }
+    value->at = inner - outer;
+    return 1;
+}
+
+static void release_in_copy(InCopy *value) {
+    PyBuffer_Release(&value->raw);
+    PyBuffer_Release(&value->text);
+}
+
+/* Field `field` of span k (0: position in the copy, 1: start, 2: end, 3: JS length); -1 with an
+ * exception when the span is not four integers. */
+static Py_ssize_t span_field(PyObject *spans, Py_ssize_t k, int field) {
+    PyObject *span = PyTuple_GET_ITEM(spans, k);
+    if (!PyTuple_Check(span) || PyTuple_GET_SIZE(span) != 4) {
+        PyErr_SetString(PyExc_TypeError, "a span is (position, start, end, units)");
+        return -1;
+    }
+    return PyLong_AsSsize_t(PyTuple_GET_ITEM(span, field));
+}
+
+/* The first span whose "" lies at or after position x of the copy (spans are in the copy's order);
+ * -1 with an exception when a span is not four integers. */
+static Py_ssize_t first_span_from(PyObject *spans, Py_ssize_t x) {
+    Py_ssize_t low = 0, high = PyTuple_GET_SIZE(spans);
+    while (low < high) {
+        Py_ssize_t middle = low + (high - low) / 2, position = span_field(spans, middle, 0);
+        if (position == -1 && PyErr_Occurred()) return -1;
+        if (position < x) low = middle + 1;
+        else high = middle;
+    }
+    return low;
+}
+
+/* text_units of a value decoded from a scan copy, each "" that replaced a long string counted at
+ * that string's JS length: (raw, text, spans) -> int, or None when a string does not end. */
+static PyObject *copy_text_units(PyObject *self, PyObject *args) {
+    PyObject *raw, *text, *spans;
+    if (!PyArg_ParseTuple(args, "OOO!", &raw, &text, &PyTuple_Type, &spans)) return NULL;
+    InCopy value;
+    if (!in_copy(raw, text, spans, &value)) return NULL;
+    Py_ssize_t total = 0, stop = value.at + value.raw.len;
+    int ok = count_text_units(value.raw.buf, value.raw.len, &total);
+    Py_ssize_t first = ok == 1 ? first_span_from(value.spans, value.at) : 0;
+    for (Py_ssize_t k = first; ok == 1 && k >= 0 && k < PyTuple_GET_SIZE(value.spans); k++) {
+        Py_ssize_t position = span_field(value.spans, k, 0);
+        if (position >= stop) break;
+        if (position >= value.at) total += span_field(value.spans, k, 3); /* spans replace values, never keys */
+    }
+    release_in_copy(&value);
+    if (ok < 0) return PyErr_NoMemory();
+    if (PyErr_Occurred()) return NULL;
     if (!ok) Py_RETURN_NONE;
     return PyLong_FromSsize_t(total);
+}
+
+/* Where a value decoded from a scan copy lies in the scanned buffer: (raw, text, spans, begin) ->
+ * (start, end), `begin` being where the scan started. A copy byte after span k's "" comes from
+ * span k's end on; one before every span from `begin` on. */
+static PyObject *copy_span(PyObject *self, PyObject *args) {
+    PyObject *raw, *text, *spans;
+    Py_ssize_t begin;
+    if (!PyArg_ParseTuple(args, "OOO!n", &raw, &text, &PyTuple_Type, &spans, &begin)) return NULL;
+    InCopy value;
+    if (!in_copy(raw, text, spans, &value)) return NULL;
+    Py_ssize_t ends[2] = {value.at, value.at + value.raw.len}, found[2];
+    for (int side = 0; side < 2; side++) {
+        Py_ssize_t x = ends[side], origin = begin, from = 0, before = first_span_from(value.spans, x) - 1;
+        if (before >= 0) {
+            origin = span_field(value.spans, before, 2);
+            from = span_field(value.spans, before, 0) + 2;
+        }
+        found[side] = origin + x - from;
+    }
+    release_in_copy(&value);
+    if (PyErr_Occurred()) return NULL;
+    return Py_BuildValue("(nn)", found[0], found[1]);
 }
 
 /* Where `inner`'s bytes start within `outer`'s (both buffers), or -1 when they are not inside it:
@@ -634,7 +1015,44 @@ static PyObject *offset_in(PyObject *self, PyObject *args) {
     return PyLong_FromSsize_t(offset);
 }
 
+/* Point the dispatched functions at one compiled variant: "generic", "popcnt" (x86 with popcnt),
+ * "avx2" (also AVX2 for the line scan) or "best" for this CPU; 0 when this build or CPU lacks it. */
+static int use_variant(const char *name) {
+    int best = !strcmp(name, "best");
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+    int popcnt = __builtin_cpu_supports("popcnt"), avx2 = HAVE_AVX2 && popcnt && __builtin_cpu_supports("avx2");
+    if (!strcmp(name, "generic")) {
+        scan_string = scan_string_generic, scan_strings = scan_strings_generic;
+        return 1;
+    }
+    if (!strcmp(name, "popcnt") || (best && !avx2)) {
+        if (!popcnt) return best;
+        scan_string = scan_string_popcnt, scan_strings = scan_strings_popcnt;
+        return 1;
+    }
+#if HAVE_AVX2
+    if (!strcmp(name, "avx2") || best) {
+        if (!avx2) return 0;
+        scan_string = scan_string_popcnt, scan_strings = scan_strings_avx2;
+        return 1;
+    }
+#endif
+    return 0;
+#else
+    return best || !strcmp(name, "generic");
+#endif
+}
+
+/* use_variant for the tests, which run every variant this machine has against the pure definitions. */
+static PyObject *use_variant_py(PyObject *self, PyObject *arg) {
+    const char *name = PyUnicode_AsUTF8(arg);
+    if (!name) return NULL;
+    return PyBool_FromLong(use_variant(name));
+}
+
 static PyMethodDef methods[] = {
+    {"_use_variant", use_variant_py, METH_O,
+     "Use one compiled variant ('generic', 'popcnt', 'avx2', 'best'): False when this CPU or build lacks it."},
     {"scan_line", scan_line, METH_VARARGS,
      "Check a JSON line's strings and shorten its long string values: None, (None, ()) or (copy, spans)."},
     {"scan_value", scan_value, METH_VARARGS,
@@ -645,12 +1063,14 @@ static PyMethodDef methods[] = {
     {"valid_utf8", valid_utf8, METH_O, "True when the buffer is valid UTF-8 (strict, as bytes.decode)."},
     {"string_units", string_units, METH_O,
      "JS length of the valid JSON string token in the buffer (quotes included), or None when it is not one."},
-    {"fast_decodable", fast_decodable, METH_O,
-     "valid_utf8, and no run of 309 or more ASCII digits (a number only msgspec accepts)."},
-    {"text_units", text_units, METH_O,
-     "Sum of the JS lengths of the string values (not keys) in the valid JSON value in the buffer."},
-    {"string_units", string_units, METH_O,
-     "JS length of the valid JSON string token in the buffer (quotes included), or None when it is not one."},
+    {"scan_record", scan_record, METH_VARARGS,
+     "scan_line, None also where msgspec and orjson could read a line differently: None, (None, ()) or (copy, spans)."},
+    {"scan_records", scan_records, METH_VARARGS,
+     "scan_record over every line of buffer[start:stop]: (copy, spans, table), one copy line per line."},
+    {"copy_text_units", copy_text_units, METH_VARARGS,
+     "text_units of a value decoded from a scan copy, the replaced strings at their lengths: (raw, text, spans)."},
+    {"copy_span", copy_span, METH_VARARGS,
+     "(start, end) in the scanned buffer of a value decoded from a scan copy: (raw, text, spans, begin)."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -660,7 +1080,6 @@ PyMODINIT_FUNC PyInit__rawjson(void) {
     const char *simple = "\"\\/bfnrt";
     for (const char *c = simple; *c; c++) escape_kind[(unsigned char)*c] = 1;
     escape_kind['u'] = 'u';
-    PICK(scan_string);
-    PICK(check_string);
+    use_variant("best");
     return PyModule_Create(&module);
 }

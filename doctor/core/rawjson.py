@@ -199,10 +199,15 @@ except ImportError:
     accelerated = False
 
 # C only (None without the module: callers take their exact path, which is faster than counting in
-# Python): `text_units`, the sum of the JS lengths of a valid JSON value's string values (keys left
-# out), from its raw bytes; `fast_decodable`, a line msgspec decodes as orjson would (valid UTF-8, no
-# 309-digit number: orjson refuses those as infinite, msgspec accepts them).
+# Python): `scan_record`, `scan_line` that also refuses (None) a line where msgspec reading the copy
+# and orjson reading parts of the line could part from orjson reading it whole (a surrogate escape, an
+# exponent, a 300-digit run, deep nesting); `copy_text_units(raw, text, spans)`, the JS lengths of the
+# string values (keys left out) of a msgspec.Raw decoded from such a copy, the replaced strings counted
+# at their lengths (None where a walk of the decoded value could count otherwise: a key given twice in
+# one object, an escaped key); `copy_span(raw, text, spans, begin)`, where that value lies in the
+# scanned buffer; `scan_records(buffer, start, stop, shorten)`, `scan_record` over every line of a
+# chunk, for one msgspec `decode_lines` call: (copy, spans, table), see _rawjson.c.
 if accelerated:
-    from doctor.core._rawjson import fast_decodable, text_units
+    from doctor.core._rawjson import copy_span, copy_text_units, scan_record, scan_records
 else:
-    fast_decodable = text_units = None
+    copy_span = copy_text_units = scan_record = scan_records = None

@@ -5,7 +5,8 @@ results as separate records joined by an id, so both need the same pieces.
   its call and honest about results whose call is missing;
 - `Tally`: running figures for tool results that are *not* in the active
   history (dropped by compaction, cleared, in a sidechain), kept without payloads;
-- `text_chars`: how much text a side-channel copy holds;
+- `text_chars`: how much text a side-channel copy holds (`raw_text_chars`: the same,
+  from the raw JSON of a line the C scan shortened);
 - `history_summary`: the retention figures of a secondary history (a subagent,
   an inline sidechain), so callers see them beside, never inside, the main ones.
 """
@@ -16,9 +17,10 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from doctor.core import rawjson
 from doctor.core.analysis import analyze_tool_result_retention
 from doctor.core.jsvalues import js_len
-from doctor.sources.base import SourceIssue
+from doctor.sources.base import SideChannelCopy, SourceIssue
 
 # The tool name given to a result whose call is not in the file. An empty name is
 # what Qwen's analyzer itself falls back to for a nameless functionResponse: the
@@ -32,6 +34,15 @@ def result_text(fr: dict) -> str:
     response = fr["response"]
     text = response.get("output")
     return response.get("error", "") if text is None else text
+
+
+def side_copy(side_channel: dict[str, SideChannelCopy], kind: str) -> SideChannelCopy:
+    """The tally of side-channel copies of `kind`, made on first use (readers add to it line by line,
+    so it is looked up, not built and thrown away, each time)."""
+    copy = side_channel.get(kind)
+    if copy is None:
+        copy = side_channel[kind] = SideChannelCopy(kind)
+    return copy
 
 
 def inline_data_part(mime_type: str | None, data: str) -> dict:
@@ -62,6 +73,18 @@ def text_chars(value: object) -> int:
             elif isinstance(child, (str, dict, list)):  # subclasses: the general walk
                 total += _walk_chars(child)
     return total
+
+
+def raw_text_chars(raw, text: bytes, spans: tuple) -> int:
+    """`text_chars` of the value a msgspec.Raw holds (0 for an absent one), `raw` decoded from `text`,
+    the copy `rawjson.scan_record` made with `spans`. Raises ValueError where only the decoded value
+    can tell (a key given twice in one object, an escaped key): the caller's exact path reads the line."""
+    if not raw:
+        return 0
+    units = rawjson.copy_text_units(raw, text, spans)
+    if units is None:
+        raise ValueError("the raw count could differ from the decoded value's")
+    return units
 
 
 def _string_chars(text: str) -> int:

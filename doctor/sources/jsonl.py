@@ -11,6 +11,7 @@ to or locks the file; `iter_mapped_lines` maps it read-only.
 from __future__ import annotations
 
 import codecs
+import contextlib
 import json
 import mmap
 import os
@@ -129,15 +130,12 @@ def iter_mapped_lines(path: Path, *, start: int = 0) -> Iterator[tuple[int, obje
     (MADV_DONTNEED: they stay in the page cache), so its RSS stays flat whatever the
     file's size. A file that cannot be mapped (a pipe) is read in chunks instead.
     """
-    with open_session_file(path) as handle:
-        try:
-            mapped = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
-        except (ValueError, OSError):  # empty, or not a regular file
+    with read_only_map(path) as mapping:
+        if mapping is None:
             for offset, buffer, view, begin, end, terminated, _ in iter_line_spans(path, start=start, check_utf8=False):
                 yield offset, buffer, view, begin, end, terminated
             return
-    view = memoryview(mapped)
-    try:
+        mapped, view = mapping
         find, size = mapped.find, len(mapped)
         dropped = start - start % mmap.PAGESIZE
         begin = start
@@ -148,16 +146,58 @@ def iter_mapped_lines(path: Path, *, start: int = 0) -> Iterator[tuple[int, obje
                 break
             yield begin, mapped, view, begin, end, True
             begin = end + 1
-            if begin - dropped >= DROP_EVERY and hasattr(mapped, "madvise"):
-                upto = begin - begin % mmap.PAGESIZE
-                mapped.madvise(mmap.MADV_DONTNEED, dropped, upto - dropped)
-                dropped = upto
+            if begin - dropped >= DROP_EVERY:
+                dropped = _drop_behind(mapped, dropped, begin)
+
+
+@contextlib.contextmanager
+def read_only_map(path: Path) -> Iterator[tuple[mmap.mmap, memoryview] | None]:
+    """A read-only map of the whole file and a memoryview of it, released after; None when the
+    file cannot be mapped (a pipe, an empty file)."""
+    with open_session_file(path) as handle:
+        try:
+            mapped = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+        except (ValueError, OSError):  # empty, or not a regular file
+            mapped = None
+    if mapped is None:
+        yield None
+        return
+    view = memoryview(mapped)
+    try:
+        yield mapped, view
     finally:
         try:
             view.release()
             mapped.close()
         except BufferError:  # a caller still holds a slice; the map goes when it does
             pass
+
+
+def iter_line_chunks(mapped: mmap.mmap, start: int, chunk_bytes: int) -> Iterator[tuple[int, int]]:
+    """(begin, stop) of the lines of a `read_only_map` from `start`, about `chunk_bytes` of them at a
+    time, for readers that hand a chunk of lines to one decode call: each chunk ends just past a
+    newline (the last at the end of the file, maybe without one), a long line is whole. Passed
+    pages are dropped as `iter_mapped_lines` drops them."""
+    size = len(mapped)
+    dropped = start - start % mmap.PAGESIZE
+    begin = start
+    while begin < size:
+        newline = mapped.find(b"\n", min(begin + chunk_bytes, size) - 1)
+        stop = size if newline < 0 else newline + 1
+        yield begin, stop
+        begin = stop
+        if begin - dropped >= DROP_EVERY:
+            dropped = _drop_behind(mapped, dropped, begin)
+
+
+def _drop_behind(mapped: mmap.mmap, dropped: int, offset: int) -> int:
+    """Drop the map's pages from `dropped` up to the page holding `offset` from the process (they
+    stay in the page cache); the new `dropped`."""
+    if not hasattr(mapped, "madvise"):
+        return dropped
+    upto = offset - offset % mmap.PAGESIZE
+    mapped.madvise(mmap.MADV_DONTNEED, dropped, upto - dropped)
+    return upto
 
 
 def _valid_utf8_view(view: memoryview) -> bool:

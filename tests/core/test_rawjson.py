@@ -14,15 +14,20 @@ corruptions (invalid UTF-8, bad escapes, raw controls, torn tokens).
 document's message): it must end where the pure `py_scan_value` finds the value's end,
 give `scan_line`'s copy of that value, its nesting depth, and say whether a string holds
 a lone surrogate escape exactly when orjson refuses one of its (valid) strings.
+`scan_record` is `scan_line` refusing also what msgspec and orjson could read differently;
+`copy_text_units` and `copy_span` measure and find values decoded from its copies.
+Every compiled variant this machine can run is checked (generic, popcnt, AVX2: `_use_variant`).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 
+import msgspec
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from doctor.core import rawjson
@@ -34,7 +39,21 @@ if not rawjson.accelerated:
 
 import orjson  # noqa: E402
 
-from doctor.core._rawjson import scan_line, scan_value, string_units  # noqa: E402
+from doctor.core import _rawjson  # noqa: E402
+from doctor.core._rawjson import (  # noqa: E402
+    copy_span, copy_text_units, scan_line, scan_record, scan_value, string_units)
+from doctor.sources.claude_codex_common import text_chars  # noqa: E402
+
+FIXTURE_OK = [HealthCheck.function_scoped_fixture]
+
+
+@pytest.fixture(autouse=True, params=["generic", "popcnt", "avx2"])
+def variant(request):
+    """Each test once per compiled variant of the counters and the line scan."""
+    if not _rawjson._use_variant(request.param):
+        pytest.skip(f"no {request.param} variant on this machine")
+    yield request.param
+    _rawjson._use_variant("best")
 
 _WHITESPACE = b" \t\n\r"
 
@@ -96,14 +115,14 @@ def lines(draw):
     return b"{" + key + b":1," + body + b"}"
 
 
-@settings(max_examples=600)
+@settings(max_examples=600, suppress_health_check=FIXTURE_OK)
 @given(line=lines(), shorten=st.sampled_from([2, 40, 256]), pad=st.integers(0, 70))
 def test_scan_line_agrees_with_the_pure_definition(line: bytes, shorten: int, pad: int) -> None:
     buffer = b"x" * pad + line + b"\ntail"  # a line inside a bigger buffer, as the reader's mmap gives it
     assert scan_line(buffer, pad, pad + len(line), shorten) == reference_scan(buffer, pad, pad + len(line), shorten)
 
 
-@settings(max_examples=400)
+@settings(max_examples=400, suppress_health_check=FIXTURE_OK)
 @given(text=_TEXT, ascii_only=st.booleans(), pad=st.integers(0, 140))
 def test_string_units_agree_with_the_pure_definition(text: str, ascii_only: bool, pad: int) -> None:
     token = json.dumps("é" * pad + text, ensure_ascii=ascii_only).encode("utf-8", "surrogatepass")
@@ -119,6 +138,94 @@ def test_scan_line_refuses_what_json_refuses() -> None:
         assert scan_line(bad, 0, len(bad), 2) is None, bad
     good = b'{"a":"\\ud800\\u00e9\xf0\x9f\x98\x80\\n"}'
     assert scan_line(good, 0, len(good), 2) == (b'{"a":""}', ((5, 5, len(good) - 1, 5),))
+
+
+_STRING_OR_OTHER = re.compile(rb'"(?:[^"\\]|\\.)*"|[^"]+', re.DOTALL)
+
+
+def reference_record(buffer: bytes, start: int, stop: int, shorten: int):
+    """`scan_record`: `reference_scan`, refused also for a string orjson refuses (a lone surrogate escape:
+    `reference_scan` checked the rest), a number with an exponent or of 300 digits in a row, or nesting
+    deeper than 256 outside strings."""
+    scanned = reference_scan(buffer, start, stop, shorten)
+    if scanned is None:
+        return None
+    depth = 0
+    for piece in _STRING_OR_OTHER.findall(buffer[start:stop]):
+        if piece.startswith(b'"'):
+            if orjson_refuses(piece):
+                return None
+            continue
+        if re.search(rb"[0-9][eE]|[0-9]{300}", piece):
+            return None
+        for byte in piece:
+            depth += byte in b"{[" and 1 or -(byte in b"}]")
+            if depth > 256:
+                return None
+    return scanned
+
+
+_NUMBERS = [b"0", b"-12", b"3.25", b"1e5", b"-2.5E-3", b"7E+2", b"9" * 299, b"9" * 300, b"1" + b"0" * 320,
+            b"true", b"false", b"null"]
+
+
+@settings(max_examples=600, suppress_health_check=FIXTURE_OK)
+@given(line=lines(), number=st.sampled_from(_NUMBERS), depth=st.sampled_from([0, 1, 255, 256, 257]),
+       shorten=st.sampled_from([2, 40, 256]), pad=st.integers(0, 70))
+def test_scan_record_agrees_with_the_pure_definition(line: bytes, number: bytes, depth: int, shorten: int,
+                                                      pad: int) -> None:
+    line = line[:-1] + b',"n":' + b"[" * depth + number + b"]" * depth + b"}"
+    buffer = b"x" * pad + line + b"\ntail"
+    assert scan_record(buffer, pad, pad + len(line), shorten) == reference_record(buffer, pad, pad + len(line), shorten)
+
+
+class _Fields(msgspec.Struct):
+    a: msgspec.Raw = msgspec.Raw()
+    b: msgspec.Raw = msgspec.Raw()
+
+
+_VALUES = st.recursive(
+    st.one_of(st.none(), st.integers(-10, 10), _TEXT,
+              st.builds(lambda n, t: "x" * n + t, st.integers(200, 400), _TEXT)),
+    lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(st.sampled_from(["k", "x" * 300, ":"]), inner,
+                                                                          max_size=4)),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=400, suppress_health_check=FIXTURE_OK)
+@given(a=_VALUES, b=_VALUES, shorten=st.sampled_from([2, 40, 256]), ascii_only=st.booleans())
+def test_values_decoded_from_a_copy_are_measured_and_found_in_the_line(a, b, shorten: int, ascii_only: bool) -> None:
+    """`copy_text_units` gives `text_chars` of the value as the line holds it, `copy_span` its bytes."""
+    line = json.dumps({"a": a, "z": [a, b], "b": b}, ensure_ascii=ascii_only).encode("utf-8", "surrogatepass")
+    scanned = scan_record(line, 0, len(line), shorten)
+    if scanned is None:  # a surrogate, escaped or written raw (not UTF-8): the readers' exact path
+        return
+    text, spans = scanned
+    if text is None:
+        text = line
+    decoded = msgspec.json.decode(text, type=_Fields)
+    for raw, value in ((decoded.a, a), (decoded.b, b)):
+        assert copy_text_units(raw, text, spans) == text_chars(value)
+        start, end = copy_span(raw, text, spans, 0)
+        assert json.loads(line[start:end].decode("utf-8", "surrogatepass")) == value
+
+
+def test_copy_text_units_gives_up_where_the_decoded_value_could_count_otherwise() -> None:
+    """A key given twice in one object (JSON.parse keeps the last value) or written with an escape (it
+    could repeat another) gives None; the same key in two objects is counted."""
+    for value, expected in ((b'{"k":"ab","k":"c"}', None), (b'{"\\u006b":"ab","k":"c"}', None),
+                            (b'[{"k":"ab"},{"k":"c"}]', 3), (b'{"k":{"k":"ab"},"j":"c"}', 3)):
+        line = b'{"a":' + value + b"}"
+        decoded = msgspec.json.decode(line, type=_Fields)
+        assert copy_text_units(decoded.a, line, ()) == expected, value
+
+
+def test_copy_functions_refuse_a_value_from_elsewhere() -> None:
+    with pytest.raises(ValueError):
+        copy_text_units(b'"x"', b'{"a":"x"}', ())
+    with pytest.raises(TypeError):
+        copy_span(msgspec.Raw(b"1"), b"1", ((0, 0, 2),), 0)
 
 
 @st.composite
@@ -145,7 +252,7 @@ def _strings(buffer: bytes, start: int, stop: int):
             i += 1
 
 
-@settings(max_examples=600)
+@settings(max_examples=600, suppress_health_check=FIXTURE_OK)
 @given(value=values(), shorten=st.sampled_from([2, 40, 256]), pad=st.integers(0, 70))
 def test_scan_value_agrees_with_the_pure_definitions(value: bytes, shorten: int, pad: int) -> None:
     buffer = b"x" * pad + value + b"\ntail"

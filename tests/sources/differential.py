@@ -12,9 +12,11 @@ byte-level edits.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import random
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -22,6 +24,7 @@ from hypothesis import strategies as st
 
 from doctor.core import rawjson
 from doctor.core.analysis import analyze_tool_result_retention
+from tests.hardening.mutations import apply
 
 MODES = ["accelerated", "pure"]
 EXAMPLES = max(30, int(os.environ.get("DOCTOR_DIFFERENTIAL_EXAMPLES", "400")) // 6)
@@ -88,8 +91,8 @@ def use(monkeypatch, mode: str) -> None:
                 pytest.fail("the C accelerator was not built (setup.py's optional extension)")
             pytest.skip("the C accelerator is not built here")
         return
-    monkeypatch.setattr(rawjson, "text_units", None)
-    monkeypatch.setattr(rawjson, "fast_decodable", None)
+    for name in ("scan_record", "scan_records", "copy_text_units", "copy_span"):  # C only
+        monkeypatch.setattr(rawjson, name, None)
 
 
 def summary(reader, path: Path) -> str:
@@ -105,17 +108,18 @@ def summary(reader, path: Path) -> str:
 
 
 def agree(reader, lines_module, fast_name: str, path: Path, monkeypatch, mode: str) -> int:
-    """`reader` reads `path` the same with `lines_module.<fast_name>` (the per-line fast decode) as with
-    every line by the exact path; returns how many lines the fast decode read itself."""
+    """`reader` reads `path` in `mode` as it does with every line by the exact path (no C module);
+    returns how many lines `lines_module.<fast_name>` (what makes a line's record from its fast
+    decode, None to leave the line to the exact path) read itself."""
     with monkeypatch.context() as patch:
-        patch.setattr(lines_module, fast_name, lambda line: None)
+        use(patch, "pure")
         expected = summary(reader, path)
     taken = 0
     original = getattr(lines_module, fast_name)
 
-    def counted(line):
+    def counted(*args):
         nonlocal taken
-        read = original(line)
+        read = original(*args)
         taken += read is not None
         return read
 
@@ -126,10 +130,11 @@ def agree(reader, lines_module, fast_name: str, path: Path, monkeypatch, mode: s
     return taken
 
 
-def check_fast_path_use(taken: int, path: Path, mode: str) -> None:
-    """The fast decode reads most lines of a real recording with the C module, and none without it."""
+def check_fast_path_use(taken: int, lines: int, mode: str) -> None:
+    """The fast decode reads most of the `lines` it is for in a real recording with the C module, and
+    none without it."""
     if mode == "accelerated":
-        assert taken >= 0.9 * sum(1 for line in path.read_bytes().splitlines() if line.strip())
+        assert lines and taken >= 0.9 * lines
     else:
         assert taken == 0
 
@@ -153,6 +158,18 @@ def mutated_lines(data: bytes, rng: random.Random, text: str, keys: list[str]) -
             line = raw_edit(line, rng)
         out.append(line)
     return b"".join(out)
+
+
+@contextlib.contextmanager
+def mutated_copy(source: Path, seed: int, text: str, edits: list, keys: list[str]):
+    """A scratch copy of `source` (same name) with `mutated_lines` and the fuzzer's `edits` applied."""
+    data = mutated_lines(source.read_bytes(), random.Random(seed), text, keys)
+    for edit in edits:
+        data = apply(data, edit)
+    with tempfile.TemporaryDirectory() as scratch:
+        path = Path(scratch) / source.name
+        path.write_bytes(data)
+        yield path
 
 
 def _set_somewhere(record: dict, key: str, value, rng: random.Random) -> None:

@@ -1,10 +1,11 @@
 """The fast read of a Claude Code file gives exactly what the exact read gives.
 
 The exact read decodes every line fully (`jsonl.line_values`: orjson, the stdlib
-for its refusals) as the reader always did; the fast read decodes each line with
-a typed msgspec Struct, keeps the `toolUseResult`, `attachment` and `progress`
-copies raw and counts their text from the bytes (`rawjson.text_units`, or the
-pure-Python walk when the C counter gives up); without the C module every line takes the
+for its refusals) as the reader always did; the fast read scans a chunk of lines in
+C (`rawjson.scan_records`), decodes the shortened copies with one typed msgspec call,
+keeps the `toolUseResult`, `attachment` and `progress` copies raw and counts their
+text from the bytes (`raw_text_chars`); a line either refuses goes the exact path,
+a chunk msgspec refuses goes line by line; without the C module every line takes the
 exact path. Both run on every committed Claude recording and public
 fixture, and on mutated copies (tests/sources/differential.py and the hardening
 fuzzer's edits), with the C accelerator and without it, and must agree on the
@@ -13,18 +14,17 @@ whole session: history, meta, side channels, issues, identity, analysis rows.
 
 from __future__ import annotations
 
-import random
-import tempfile
 from pathlib import Path
 
+import orjson
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from doctor.sources import claude
 from doctor.sources.claude import lines
-from tests.hardening.mutations import EDITS, apply
-from tests.sources.differential import EXAMPLES, MODES, TRICKY_TEXT, agree, check_fast_path_use, mutated_lines
+from tests.hardening.mutations import EDITS
+from tests.sources.differential import EXAMPLES, MODES, TRICKY_TEXT, agree, check_fast_path_use, mutated_copy
 
 ROOT = Path(__file__).resolve().parents[1]
 FILES = sorted((ROOT / "recordings" / "claude").glob("*/home/.claude/projects/**/*.jsonl")) + sorted(
@@ -33,29 +33,40 @@ KEYS = ["timestamp", "sessionId", "uuid", "isSidechain", "type", "subtype", "mes
         "data", "microcompactMetadata", "cwd", "agentId", "content", "id", "tool_use_id", "compactedToolIds"]
 
 
-def _agree(path: Path, monkeypatch, mode: str) -> int:
-    return agree(claude, lines, "fast_record", path, monkeypatch, mode)
+# The chunk of lines scanned and decoded at once: the reader's own, and one that splits a recording
+# into many (a line of another chunk, a chunk msgspec refuses as a whole because of one line).
+CHUNKS = [lines.CHUNK_BYTES, 700]
 
 
+def _agree(path: Path, monkeypatch, mode: str, chunk_bytes: int = lines.CHUNK_BYTES) -> int:
+    monkeypatch.setattr(lines, "CHUNK_BYTES", chunk_bytes)
+    return agree(claude, lines, "decoded_record", path, monkeypatch, mode)
+
+
+@pytest.mark.parametrize("chunk_bytes", CHUNKS)
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
-def test_recordings_read_the_same_fast_and_exact(path: Path, mode: str, monkeypatch) -> None:
-    check_fast_path_use(_agree(path, monkeypatch, mode), path, mode)
+def test_recordings_read_the_same_fast_and_exact(path: Path, mode: str, chunk_bytes: int, monkeypatch) -> None:
+    used = sum(1 for line in path.read_bytes().splitlines()
+               if line.strip() and orjson.loads(line).get("type") in lines.USED_TYPES)
+    check_fast_path_use(_agree(path, monkeypatch, mode, chunk_bytes), used, mode)
 
 
 @pytest.mark.parametrize("mode", MODES)
 @settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(source=st.sampled_from(FILES), seed=st.integers(0, 2**32), text=TRICKY_TEXT,
-       edits=st.lists(EDITS, max_size=2))
-def test_mutated_copies_read_the_same_fast_and_exact(source: Path, seed: int, text: str, edits, mode: str,
-                                                      monkeypatch) -> None:
-    data = mutated_lines(source.read_bytes(), random.Random(seed), text, KEYS)
-    for edit in edits:
-        data = apply(data, edit)
-    with tempfile.TemporaryDirectory() as scratch:
-        path = Path(scratch) / source.name
-        path.write_bytes(data)
-        _agree(path, monkeypatch, mode)
+       edits=st.lists(EDITS, max_size=2), chunk_bytes=st.sampled_from(CHUNKS))
+def test_mutated_copies_read_the_same_fast_and_exact(source: Path, seed: int, text: str, edits, chunk_bytes: int,
+                                                      mode: str, monkeypatch) -> None:
+    with mutated_copy(source, seed, text, edits, KEYS) as path:
+        _agree(path, monkeypatch, mode, chunk_bytes)
+
+
+# A string value the scan blanks in the copy msgspec reads (escapes, accents and an astral character).
+LONG = b"x\\n\\t\\\"\\\\\\u001b[0m \xc3\xa9 \xe4\xb8\xad \xf0\x9f\x98\x80 " * 16
+# An assistant line whose tool input holds an integer orjson makes a float and the stdlib an int, open at the end.
+BIG_INPUT = (b'{"type":"assistant","uuid":"b","message":{"id":"m3","content":[{"type":"tool_use","id":"t",'
+             b'"name":"n","input":{"n":123456789012345678901234567890}}]}')
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -72,11 +83,29 @@ def test_mutated_copies_read_the_same_fast_and_exact(source: Path, seed: int, te
     b'{"type":"user","uuid":"d","message":{"content":"x"},"toolUseResult":' + b"[" * 1000 + b"]" * 1000 + b"}",
     b'{"type":"assistant","uuid":"f","message":{"id":"m2","content":[{"type":1.5},{"type":["x"]},{"type":{}}]}}',
     b'{"typ\\u0065":"assistant","uuid":"a","message":{"id":"m","content":[{"type":"text","text":"hi"}]}}',
+    BIG_INPUT + b',"zz":1e400}',  # orjson refuses the whole line (infinite), msgspec does not: ints stay ints
+    BIG_INPUT + b',"zz":[2.5E+3,-0.1e-2,true,false,null]}',
+    BIG_INPUT + b',"toolUseResult":{"stdout":"' + LONG + b'\\ud800"}}',  # a lone surrogate msgspec never sees
+    BIG_INPUT + b',"toolUseResult":{"stdout":"' + LONG + b'\\ud83d\\ude00"}}',
+    b'{"type":"user","uuid":"n","message":{"role":"user","content":"x"},"toolUseResult":'
+    + b"[" * 300 + b'"' + LONG + b'"' + b"]" * 300 + b"}",
+    b'{"type":"attachment","attachment":{"' + LONG + b'":"' + LONG + b'","k" : "' + LONG + b'" ,"l":["' + LONG + b'"]}}',
+    b'{"type":"user","uuid":"m","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t",'
+    b'"content":"' + LONG + b'"}]},"message":{"role":"user","content":"' + LONG + b'x"}}',
+    b'{"type":"system","subtype":"microcompact_boundary","note":"' + LONG + b'","microcompactMetadata":'
+    b'{"trigger":"' + LONG + b'","compactedToolIds":["t"]}}',
+    b'{"type":"user","uuid":"k","message":{"role":"user","content":"x"},"toolUseResult":{"file":{"content":"'
+    + LONG + b'","content":"kept"},"stdout":"' + LONG + b'"}}',  # a key twice: JSON.parse keeps the last
+    b'{"type":"progress","data":{"\\u006f":"' + LONG + b'","o":"x"}}',  # an escaped key repeating another
 ], ids=lambda line: repr(line[:48]) + f"…{len(line)}")
 def test_lines_the_decoders_disagree_on(line: bytes, mode: str, monkeypatch, tmp_path: Path) -> None:
     """Hand-made lines for the corners: a 320-digit number (msgspec accepts it, orjson refuses it) beside a
     raw copy and beside a tool input holding a >64-bit integer, such integers alone (orjson makes them floats,
-    msgspec ints), key-like values, lone surrogates, escaped keys, nesting too deep for msgspec only or for all, block types that are not strings (once a crash)."""
+    msgspec ints), key-like values, lone surrogates, escaped keys, nesting too deep for msgspec only or for
+    all, block types that are not strings (once a crash); numbers orjson refuses beside such an integer (the
+    fast path once made it a float), surrogate escapes and deep nesting beside strings the scan blanks, long
+    keys, a message given twice, long strings in the metadata read, a nested key given twice (the raw count
+    once added both values), an escaped key."""
     path = tmp_path / "s.jsonl"
     path.write_bytes(b'{"type":"user","uuid":"0","sessionId":"s","message":{"role":"user","content":"go"}}\n' + line + b"\n")
     _agree(path, monkeypatch, mode)

@@ -9,8 +9,6 @@ the reader (exit 4).
 
 from __future__ import annotations
 
-import random
-import tempfile
 from pathlib import Path
 
 import pytest
@@ -18,8 +16,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from doctor.sources import codex
-from tests.hardening.mutations import EDITS, apply
-from tests.sources.differential import EXAMPLES, TRICKY_TEXT, mutated_lines, summary
+from tests.hardening.mutations import EDITS
+from tests.sources.differential import EXAMPLES, TRICKY_TEXT, mutated_copy, summary
 
 ROOT = Path(__file__).resolve().parents[1]
 FILES = sorted((ROOT / "recordings" / "codex").glob("*/home/.codex/sessions/*/*/*/rollout-*.jsonl")) + sorted(
@@ -38,12 +36,7 @@ def test_recordings_read(path: Path) -> None:
 @given(source=st.sampled_from(FILES), seed=st.integers(0, 2**32), text=TRICKY_TEXT,
        edits=st.lists(EDITS, max_size=2))
 def test_mutated_copies_read(source: Path, seed: int, text: str, edits) -> None:
-    data = mutated_lines(source.read_bytes(), random.Random(seed), text, KEYS)
-    for edit in edits:
-        data = apply(data, edit)
-    with tempfile.TemporaryDirectory() as scratch:
-        path = Path(scratch) / source.name
-        path.write_bytes(data)
+    with mutated_copy(source, seed, text, edits, KEYS) as path:
         summary(codex, path)
 
 

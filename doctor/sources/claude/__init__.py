@@ -61,6 +61,8 @@ def session_from_file(file: ClaudeFile, *, details: bool = True) -> LoadedSessio
         agent=NAME,
         path=path,
         history=lambda: iter(contents),
+        # The list itself: the analysis then parses a stub's header only for the rows someone reads.
+        measured_history=lambda: contents,
         session_id=file.session_id,
         format="claude-code subagent jsonl" if file.is_sidechain_file else "claude-code jsonl",
         side_channel=file.side_channel,

@@ -19,7 +19,7 @@ from pathlib import Path
 from doctor.sources.base import SideChannelCopy, SourceIssue
 from doctor.sources.claude.blocks import assistant_parts, user_parts
 from doctor.sources.claude.lines import ClaudeRecord, iter_records
-from doctor.sources.claude_codex_common import CallNames, result_text
+from doctor.sources.claude_codex_common import CallNames, result_text, side_copy
 from doctor.sources.claude.spill import is_persisted_stub, persisted_output, spill_roots
 from doctor.sources.claude.thread import ClaudeThread
 from doctor.sources.jsonl import Cursor
@@ -48,7 +48,7 @@ class ClaudeFile:
     stubs: list = field(default_factory=list)  # (functionResponse, stub text, compact boundaries before it)
 
     def side(self, kind: str) -> SideChannelCopy:
-        return self.side_channel.setdefault(kind, SideChannelCopy(kind))
+        return side_copy(self.side_channel, kind)
 
     def persisted_outputs(self) -> list[dict]:
         roots = spill_roots(self.path)

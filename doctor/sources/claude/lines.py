@@ -2,17 +2,23 @@
 
 Most of a Claude file's bytes are copies the reader only measures (the
 `toolUseResult` UI copy, `attachment` prompt snapshots, `progress` output) or
-skips (`api-request*` copies). So a line is decoded by a msgspec Struct that
-declares only the fields used: those copies stay `msgspec.Raw` and their text
-size (`text_chars`) is counted from the raw JSON by `rawjson.text_units`; only a
-user or assistant `message` is built, by orjson, as the exact path builds it.
+skips (`api-request*` copies). So each line is first walked once by the C
+`rawjson.scan_record`, which checks every string as JSON.parse reads it, measures
+the long ones and hands back a copy of the line with those blanked to "". A msgspec
+Struct declaring only the fields used decodes that short copy: the copies stay
+`msgspec.Raw` and their text size (`text_chars`) comes from `raw_text_chars`
+(the short strings counted in the copy, the blanked ones at their measured
+length); only a user or assistant `message` is built, by orjson, from its own bytes
+in the line (`rawjson.copy_span`), as the exact path builds it.
 
 Exactness: the fast decode is used only where it gives what the exact path
-(`jsonl.line_values`: orjson, the stdlib for its refusals) gives. A line that is
-not valid UTF-8 or holds a 309-digit number (`fast_decodable`), that msgspec
-refuses (not an object, lone surrogate escapes, NaN, too deep, torn), whose used
-fields have unusual types (a numeric `timestamp`), or whose message orjson
-refuses, is read by the exact path instead, whole. Without the C module every
+(`jsonl.line_values`: orjson, the stdlib for its refusals) gives. A line that
+`scan_record` refuses (invalid UTF-8 or string, a surrogate escape, a number with an
+exponent or of 300 digits, deep nesting: where orjson would refuse the whole line
+or msgspec and orjson part), that msgspec refuses (not an object, NaN, torn), whose
+used fields have unusual types (a numeric `timestamp`), whose copies hold a key
+twice or an escaped key (`raw_text_chars`), or whose message orjson refuses, is
+read by the exact path instead, whole. Without the C module every
 line is: checking and counting in Python costs more than a full orjson decode.
 """
 
@@ -27,8 +33,8 @@ import orjson
 
 from doctor.core import rawjson
 from doctor.sources.base import SourceIssue
-from doctor.sources.claude_codex_common import text_chars
-from doctor.sources.jsonl import Cursor, iter_mapped_lines, line_values
+from doctor.sources.claude_codex_common import raw_text_chars, text_chars
+from doctor.sources.jsonl import Cursor, iter_line_chunks, iter_mapped_lines, line_values, read_only_map
 
 # The record types read_claude_file takes something from; the others (api-request copies, cost and
 # prompt bookkeeping) are only checked to be valid JSON objects.
@@ -96,42 +102,61 @@ class _Line(msgspec.Struct):
 
 
 _DECODE = msgspec.json.Decoder(_Line).decode
-
-
-def _raw_chars(raw: msgspec.Raw) -> int:
-    """text_chars of the value `raw` holds (0 for an absent one)."""
-    if not raw:
-        return 0
-    units = rawjson.text_units(raw)
-    return text_chars(orjson.loads(memoryview(raw))) if units is None else units
+_DECODE_LINES = msgspec.json.Decoder(_Line | None).decode_lines
+# String values this long (bytes, quotes included) are measured by the scan and blanked in the copy
+# msgspec decodes; shorter ones cost less to skip than to cut out.
+SHORTEN_FROM = 256
+# A mapped file is read this many bytes of lines at a time: one C scan and one msgspec call for all.
+CHUNK_BYTES = 1 << 22
 
 
 def fast_record(line) -> ClaudeRecord | None:
     """The record on `line` (a buffer), or None when only the exact path may read it; IGNORED for a
-    valid record of a type the reader does not use."""
-    if not rawjson.fast_decodable(line):
+    valid record of a type the reader does not use. One line at a time: a file that cannot be
+    mapped, or a chunk of lines that msgspec refused as a whole."""
+    scanned = rawjson.scan_record(line, 0, len(line), SHORTEN_FROM)
+    if scanned is None:
         return None
+    text, spans = scanned
     try:
-        decoded = _DECODE(line)
-        kind = decoded.type
-        if kind not in USED_TYPES:
-            return IGNORED
-        record = ClaudeRecord(kind, decoded.uuid, decoded.sessionId, decoded.timestamp, decoded.version,
-                              decoded.cwd, decoded.agentId, decoded.isSidechain, subtype=decoded.subtype)
+        decoded = _DECODE(line if text is None else text)
+    except (ValueError, RecursionError):  # msgspec: invalid, not an object, a field of another type, too deep
+        return None
+    return decoded_record(decoded, line, line if text is None else text, spans, 0)
+
+
+def decoded_record(decoded: _Line, buffer, text, spans: tuple, begin: int) -> ClaudeRecord | None:
+    """The record msgspec decoded from `text` (a scan copy with `spans`, whose position 0 is
+    buffer[begin]), None when only the exact path may read the line, IGNORED when unused."""
+    kind = decoded.type
+    if kind not in USED_TYPES:
+        return IGNORED
+    record = ClaudeRecord(kind, decoded.uuid, decoded.sessionId, decoded.timestamp, decoded.version,
+                          decoded.cwd, decoded.agentId, decoded.isSidechain, subtype=decoded.subtype)
+    try:
         if kind == "user" or kind == "assistant":
-            record.message = orjson.loads(memoryview(decoded.message)) if decoded.message else None
+            if decoded.message:
+                record.message = orjson.loads(_in_line(decoded.message, buffer, text, spans, begin))
             if kind == "user" and decoded.toolUseResult:
-                record.tool_use_result_chars = _raw_chars(decoded.toolUseResult)
+                record.tool_use_result_chars = raw_text_chars(decoded.toolUseResult, text, spans)
         elif kind == "progress":
-            record.copy_chars = _raw_chars(decoded.data)
+            record.copy_chars = raw_text_chars(decoded.data, text, spans)
         elif kind == "attachment":
-            record.copy_chars = _raw_chars(decoded.attachment)
+            record.copy_chars = raw_text_chars(decoded.attachment, text, spans)
         elif kind == "system" and record.subtype == "microcompact_boundary" and decoded.microcompactMetadata:
-            metadata = orjson.loads(memoryview(decoded.microcompactMetadata))
+            metadata = orjson.loads(_in_line(decoded.microcompactMetadata, buffer, text, spans, begin))
             record.compacted_ids = metadata.get("compactedToolIds") if isinstance(metadata, dict) else None
-    except (msgspec.DecodeError, msgspec.ValidationError, orjson.JSONDecodeError, RecursionError):  # msgspec: too deep
+    except (ValueError, RecursionError):  # orjson's refusals; raw_text_chars's
         return None
     return record
+
+
+def _in_line(raw: msgspec.Raw, buffer, text, spans: tuple, begin: int) -> memoryview:
+    """The bytes of `buffer` that `raw`, decoded from the scan copy `text`, stands for."""
+    if not spans:
+        return memoryview(raw)
+    start, end = rawjson.copy_span(raw, text, spans, begin)
+    return buffer[start:end]
 
 
 def iter_records(
@@ -142,7 +167,49 @@ def iter_records(
     `whole_lines_only`: stop before a last line without its newline (the agent may be writing it), so
     a resumed read takes it whole next time.
     """
-    fast = rawjson.text_units is not None  # without the C module the exact path is the faster one
+    if rawjson.scan_records is None:  # without the C module the exact path is the faster one
+        yield from _records_line_by_line(path, issues, cursor, whole_lines_only)
+        return
+    with read_only_map(path) as mapping:
+        if mapping is None:  # a pipe
+            yield from _records_line_by_line(path, issues, cursor, whole_lines_only)
+            return
+        buffer, view = mapping
+        size, number = len(buffer), cursor.lines
+        for begin, stop in iter_line_chunks(buffer, cursor.offset, CHUNK_BYTES):
+            text, spans, table = rawjson.scan_records(view, begin, stop, SHORTEN_FROM)
+            rows = memoryview(table).cast("n")  # per line: where it ends, where it starts in text, its first span
+            try:
+                decoded = _DECODE_LINES(text)
+            except (ValueError, RecursionError):  # a line msgspec refuses: each line on its own
+                decoded = None
+            for index in range(len(rows) // 3 - 1):
+                row = 3 * index
+                end = rows[row]
+                if whole_lines_only and end == size:
+                    return
+                number += 1
+                if end < size:
+                    cursor.offset, cursor.lines = end + 1, number
+                if decoded is None:
+                    record = fast_record(view[begin:end])
+                elif (line := decoded[index]) is None:
+                    record = None
+                elif line.type not in USED_TYPES:
+                    record = IGNORED
+                else:
+                    line_spans = spans[rows[row + 2] : rows[row + 5]]
+                    record = decoded_record(line, view, text, line_spans, begin - rows[row + 1])
+                if record is None:
+                    yield from _exact_records(path, number, buffer, view, begin, end, end < size, issues)
+                elif record is not IGNORED:
+                    yield number, record
+                begin = end + 1
+
+
+def _records_line_by_line(path: Path, issues: list[SourceIssue], cursor: Cursor,
+                          whole_lines_only: bool) -> Iterator[tuple[int, ClaudeRecord]]:
+    fast = rawjson.scan_record is not None
     number = cursor.lines
     for offset, buffer, view, begin, end, terminated in iter_mapped_lines(path, start=cursor.offset):
         if whole_lines_only and not terminated:
@@ -151,13 +218,18 @@ def iter_records(
         if terminated:
             cursor.offset, cursor.lines = offset + end - begin + 1, number
         record = fast_record(view[begin:end]) if fast else None
-        if record is not None:
-            if record is not IGNORED:
-                yield number, record
-            continue
-        for value in line_values(path, number, buffer, view, begin, end, terminated, issues):
-            if isinstance(value, dict):
-                if isinstance(value.get("type"), str) and value["type"] in USED_TYPES:
-                    yield number, record_from_dict(value)
-            else:
-                issues.append(SourceIssue(path, number, "record is not a JSON object; skipped"))
+        if record is None:
+            yield from _exact_records(path, number, buffer, view, begin, end, terminated, issues)
+        elif record is not IGNORED:
+            yield number, record
+
+
+def _exact_records(path: Path, number: int, buffer, view: memoryview, begin: int, end: int, terminated: bool,
+                   issues: list[SourceIssue]) -> Iterator[tuple[int, ClaudeRecord]]:
+    """The exact path: the line decoded whole (`line_values`), its objects of a used type as records."""
+    for value in line_values(path, number, buffer, view, begin, end, terminated, issues):
+        if isinstance(value, dict):
+            if isinstance(value.get("type"), str) and value["type"] in USED_TYPES:
+                yield number, record_from_dict(value)
+        else:
+            issues.append(SourceIssue(path, number, "record is not a JSON object; skipped"))

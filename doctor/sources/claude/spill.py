@@ -10,6 +10,7 @@ Subagent files share their parent session's spill root.
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -55,11 +56,13 @@ def persisted_output(tool_use_id: str | None, tool: str, text: str, roots: list[
 
 
 def _local_copy(path: str, roots: list[Path]) -> Path | None:
-    """The copy beside the session first (it belongs to this file), then the path as named."""
+    """The copy beside the session first (it belongs to this file), then the path as named.
+
+    The named path is tested as a string (a Path only for a file found: a session holds a stub per
+    persisted output, mostly of another machine); less its trailing slashes, as Path would test it."""
     name = path.replace("\\", "/").rsplit("/", 1)[-1]
     for root in roots:
         candidate = root / name
         if candidate.is_file():
             return candidate
-    named = Path(path)
-    return named if named.is_file() else None
+    return Path(path) if os.path.isfile(path.rstrip("/")) else None

@@ -27,6 +27,8 @@ ENVELOPE_TYPES = frozenset({
 })
 COMPACTED = "compacted"
 TRUNCATION_MARKERS = ("Warning: truncated output", "chars truncated…", "tokens truncated…", "[... omitted ")
+# All but the last marker say this: one search tells which texts may hold them (outputs are long).
+_TRUNCATED = "truncated"
 
 
 def sniff(path: Path, head: bytes) -> bool:
@@ -46,26 +48,28 @@ def sniff(path: Path, head: bytes) -> bool:
 def read(path: Path) -> LoadedSession:
     path = Path(path)
     rollout = read_rollout(path)
-    items = rollout.items
+    contents = list(openai_responses(rollout.items))  # converted once: the analysis and the meta walk it
     session_meta = rollout.meta.get("session", {})
     session = LoadedSession(
         agent=NAME,
         path=path,
-        history=lambda: openai_responses(items),
+        history=lambda: iter(contents),
+        # The list itself: the analysis then parses a stub's header only for the rows someone reads.
+        measured_history=lambda: contents,
         session_id=session_meta.get("id") or session_meta.get("session_id"),
         format="codex rollout (legacy, no envelope)" if rollout.legacy else "codex rollout",
         side_channel=rollout.side_channel,
         issues=rollout.issues,
         project_dir=Path(session_meta["cwd"]) if isinstance(session_meta.get("cwd"), str) else None,
         started=session_meta.get("timestamp"),
-        meta=_meta(rollout),
+        meta=_meta(rollout, contents),
     )
     if rollout.compacted.count:
         session.side_channel[COMPACTED] = SideChannelCopy(COMPACTED, rollout.compacted.count, rollout.compacted.raw_chars)
     return session
 
 
-def _meta(rollout: Rollout) -> dict:
+def _meta(rollout: Rollout, contents: list) -> dict:
     session_meta = rollout.meta.get("session", {})
     return {
         "client_version": session_meta.get("cli_version"),
@@ -73,17 +77,24 @@ def _meta(rollout: Rollout) -> dict:
         "originator": session_meta.get("originator"),
         "whole_file": rollout.seen.figures(rollout.names),
         "compaction": {"compactions": rollout.compactions, **rollout.compacted.figures(rollout.names)},
-        "truncated_in_place": _truncated_in_place(rollout.items),
+        "truncated_in_place": _truncated_in_place(contents),
         "encrypted_reasoning": {"count": rollout.reasoning.count, "chars": rollout.reasoning.chars},
     }
 
 
-def _truncated_in_place(items: list) -> int:
+def _truncated_in_place(contents: list) -> int:
     """Outputs the tool or Codex cut in the middle (the marker sits in the text the model holds)."""
     count = 0
-    for content in openai_responses(items):
+    for content in contents:
         for part in content["parts"]:
             fr = part.get("functionResponse")
-            if fr is not None and any(marker in result_text(fr) for marker in TRUNCATION_MARKERS):
+            if fr is not None and _marked(result_text(fr)):
                 count += 1
     return count
+
+
+def _marked(text: str) -> bool:
+    """A truncation marker is in `text`."""
+    if _TRUNCATED in text and any(marker in text for marker in TRUNCATION_MARKERS[:-1]):
+        return True
+    return TRUNCATION_MARKERS[-1] in text

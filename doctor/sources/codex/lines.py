@@ -1,11 +1,14 @@
 """The lines of a Codex rollout, as `read_rollout` takes them: (type, payload) envelopes.
 
-Every line is decoded whole (`jsonl.line_values`: orjson, the stdlib for its
-refusals) from a read-only map of the file. A typed msgspec decode that kept the
-event_msg output copies raw and counted them from the bytes (as the Claude
-reader does) was measured slower here: those copies are single long strings,
-which orjson builds in one pass, while msgspec's skip, the UTF-8 check and the
-count take three (benchmarks/RESULTS-codex-reader.md).
+Most of a rollout's bytes are `event_msg` copies of command output (an
+`item_completed` CommandExecution's `aggregated_output`, `exec_command_end`'s
+stdout): the reader only measures them. Such a line is walked once by the C
+`rawjson.scan_record`, which checks every string as JSON.parse reads it, measures
+the long ones and blanks them in a copy; msgspec decodes the event's fields from
+that short copy, and `raw_text_chars` gives their lengths, so the output is never
+built as a Python string. Every other line (and every event line without the C
+module, or one `scan_record`, msgspec or `raw_text_chars` refuses) is decoded whole
+(`jsonl.line_values`: orjson, the stdlib for its refusals), as the exact path.
 """
 
 from __future__ import annotations
@@ -13,8 +16,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
+import msgspec
+
+from doctor.core import rawjson
 from doctor.sources.base import SourceIssue
-from doctor.sources.claude_codex_common import text_chars
+from doctor.sources.claude_codex_common import raw_text_chars, text_chars
 from doctor.sources.dumps.dialects import RESPONSES_ITEM_TYPES
 from doctor.sources.jsonl import iter_mapped_lines, line_values
 
@@ -57,12 +63,92 @@ def _text_fields(holder: dict, names: tuple[str, ...]) -> int:
     return sum(text_chars(holder[name]) for name in names if isinstance(holder.get(name), str))
 
 
+class _Item(msgspec.Struct):
+    type: object = None
+    aggregated_output: msgspec.Raw = msgspec.Raw()
+    stdout: msgspec.Raw = msgspec.Raw()
+    stderr: msgspec.Raw = msgspec.Raw()
+    formatted_output: msgspec.Raw = msgspec.Raw()
+
+
+class _Event(_Item):
+    item: _Item | None = None
+    result: msgspec.Raw = msgspec.Raw()
+
+
+class _EventLine(msgspec.Struct):
+    type: object = None
+    payload: _Event | None = None
+
+
+_DECODE_EVENT = msgspec.json.Decoder(_EventLine).decode
+# Where a line says it is an event: `{"timestamp":"…","type":"event_msg",` (only such lines are worth
+# the scan; what the line really is, msgspec decides).
+EVENT_MARK = b'"event_msg"'
+MARK_WITHIN = 96
+# String values this long (bytes, quotes included) are measured by the scan and blanked in the copy.
+SHORTEN_FROM = 256
+NO_COPY = ()  # fast_event: an event line whose event copies no output
+
+
+def fast_event(line) -> tuple | None:
+    """`event_copy` of the event on the `event_msg` line `line` (a buffer), NO_COPY when it copies no
+    output, or None when only the exact path may read the line."""
+    scanned = rawjson.scan_record(line, 0, len(line), SHORTEN_FROM)
+    if scanned is None:
+        return None
+    text, spans = scanned
+    if text is None:
+        text = line
+    try:
+        decoded = _DECODE_EVENT(text)
+        event = decoded.payload
+        if decoded.type != "event_msg" or event is None:
+            return None
+        copy = _fast_copy(event, text, spans)
+    except (ValueError, RecursionError):  # msgspec's refusals (a payload that is not an object among them)
+        return None
+    return NO_COPY if copy is None else copy
+
+
+def _fast_copy(event: _Event, text, spans: tuple) -> tuple[str, int] | None:
+    """`event_copy`, from the fields decoded from the scan copy `text`."""
+    kind = event.type
+    if kind == "exec_command_end":
+        return COMMAND_OUTPUT_EVENT, _fast_text_fields(event, COMMAND_OUTPUT_FIELDS, text, spans)
+    if kind == "item_completed":
+        item = event.item
+        if item is not None and item.type == "CommandExecution":
+            return COMMAND_OUTPUT_EVENT, _fast_text_fields(item, COMMAND_OUTPUT_FIELDS, text, spans)
+    elif kind == "patch_apply_end":
+        return PATCH_OUTPUT_EVENT, _fast_text_fields(event, ("stdout", "stderr"), text, spans)
+    elif kind == "mcp_tool_call_end":
+        return MCP_RESULT_EVENT, raw_text_chars(event.result, text, spans)
+    return None
+
+
+def _fast_text_fields(holder: _Item, names: tuple[str, ...], text, spans: tuple) -> int:
+    """`_text_fields`: the string fields among `names`, measured from the copy."""
+    total = 0
+    for name in names:
+        raw = getattr(holder, name)
+        if raw and memoryview(raw)[0] == 0x22:  # a string (msgspec keeps values raw without spaces around)
+            total += raw_text_chars(raw, text, spans)
+    return total
+
+
 def iter_envelopes(path: Path, issues: list[SourceIssue]) -> Iterator[tuple[int, str | None, object]]:
     """(line number, record type, payload) of every object line whose payload is an object; an
     event_msg payload is given as `event_copy` gives it. Lines that are not objects go to `issues`."""
+    fast = rawjson.scan_record is not None  # without the C module every line is decoded whole
     number = 0
     for _, buffer, view, begin, end, terminated in iter_mapped_lines(path):
         number += 1
+        if fast and buffer.find(EVENT_MARK, begin, min(end, begin + MARK_WITHIN)) >= 0:
+            copy = fast_event(view[begin:end])
+            if copy is not None:
+                yield number, "event_msg", copy or None
+                continue
         for value in line_values(path, number, buffer, view, begin, end, terminated, issues):
             if not isinstance(value, dict):
                 issues.append(SourceIssue(path, number, "record is not a JSON object; skipped"))

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from doctor.sources.base import SideChannelCopy, SourceIssue
-from doctor.sources.claude_codex_common import CallNames, Tally, text_chars
+from doctor.sources.claude_codex_common import CallNames, Tally, side_copy, text_chars
 from doctor.sources.codex.lines import iter_envelopes
 from doctor.sources.dumps.dialects import openai_responses
 
@@ -41,7 +41,7 @@ class Rollout:
     legacy: bool = False
 
     def side(self, kind: str) -> SideChannelCopy:
-        return self.side_channel.setdefault(kind, SideChannelCopy(kind))
+        return side_copy(self.side_channel, kind)
 
 
 def read_rollout(path: Path) -> Rollout:
