@@ -83,6 +83,24 @@ static PyObject *valid_utf8(PyObject *self, PyObject *arg) {
     return PyBool_FromLong(ok);
 }
 
+/* `text.length` in JavaScript for a Python str: its code points, plus one for each astral one
+   (two UTF-16 units). Only a 4-byte-kind string can hold an astral code point; a lone
+   surrogate stored in one counts 1, as in JavaScript. */
+static PyObject *utf16_length(PyObject *self, PyObject *arg) {
+    if (!PyUnicode_Check(arg)) {
+        PyErr_SetString(PyExc_TypeError, "utf16_length takes a str");
+        return NULL;
+    }
+    Py_ssize_t n = PyUnicode_GET_LENGTH(arg), units = n;
+    if (PyUnicode_KIND(arg) == PyUnicode_4BYTE_KIND) {
+        const Py_UCS4 *p = PyUnicode_4BYTE_DATA(arg);
+        Py_ssize_t astral = 0;
+        for (Py_ssize_t i = 0; i < n; i++) astral += p[i] > 0xFFFF;
+        units += astral;
+    }
+    return PyLong_FromSsize_t(units);
+}
+
 #define ONES 0x0101010101010101ULL
 #define LOWS 0x7F7F7F7F7F7F7F7FULL
 
@@ -1061,6 +1079,7 @@ static PyMethodDef methods[] = {
     {"string_span", string_span, METH_VARARGS,
      "(end, JS length) of the valid JSON string token at buffer[start], within buffer[:stop]; None if none."},
     {"valid_utf8", valid_utf8, METH_O, "True when the buffer is valid UTF-8 (strict, as bytes.decode)."},
+    {"utf16_length", utf16_length, METH_O, "JavaScript's .length of a str: UTF-16 code units."},
     {"string_units", string_units, METH_O,
      "JS length of the valid JSON string token in the buffer (quotes included), or None when it is not one."},
     {"scan_record", scan_record, METH_VARARGS,

@@ -19,10 +19,14 @@ import re
 import sys
 from collections.abc import Mapping
 
+from doctor.core.compiled import compiled_module
+
 # sys.getsizeof of a compact non-ASCII str is this base plus (len + 1) * width.
 _COMPACT_BASE = sys.getsizeof("\u0100") - 2 * 2
 # Slices this long keep the astral count's temporary buffers around 256 KB.
 _ASTRAL_SCAN_CHUNK = 1 << 16
+# The C count of a str's UTF-16 units (one pass over a 4-byte string, no copy), when built.
+_utf16_length = getattr(compiled_module(), "utf16_length", None)
 
 
 def _may_hold_astral(text: str) -> bool:
@@ -65,6 +69,8 @@ def js_len(text: str) -> int:
     """
     if type(text) is MeasuredText:
         return text.js_length
+    if _utf16_length is not None:
+        return _utf16_length(text)
     length = len(text)
     if not _may_hold_astral(text):
         return length

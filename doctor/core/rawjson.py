@@ -20,11 +20,11 @@ from __future__ import annotations
 
 import codecs
 import json
-import os
 import re
 
 import orjson
 
+from doctor.core.compiled import compiled_module
 from doctor.core.jsvalues import js_len
 
 
@@ -187,16 +187,14 @@ class ShortenedLine:
         return None
 
 
-try:
-    if os.environ.get("DOCTOR_PURE_PYTHON"):
-        raise ImportError("DOCTOR_PURE_PYTHON is set")
+_compiled = compiled_module()
+accelerated = _compiled is not None
+if accelerated:
     from doctor.core._rawjson import offset_in, scan_line, scan_value, string_span, string_units, valid_utf8
-    accelerated = True
-except ImportError:
+else:
     valid_utf8, string_units, string_span, scan_line = py_valid_utf8, py_string_units, py_string_span, py_scan_line
     scan_value = py_scan_value
     offset_in = None  # where a msgspec.Raw sits in the buffer it was decoded from; callers search instead
-    accelerated = False
 
 # C only (None without the module: callers take their exact path, which is faster than counting in
 # Python): `scan_record`, `scan_line` that also refuses (None) a line where msgspec reading the copy
