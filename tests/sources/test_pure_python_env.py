@@ -3,7 +3,8 @@
 The fast readers of Claude Code and Codex sessions lean on the optional C accelerator
 (doctor/core/_rawjson.c); without it every line takes the exact path. The differential tests
 swap the accelerator out inside one process; this runs `doctor memory --json` as a user would,
-in a fresh process with the environment variable set and without it, on real recordings.
+in a fresh process with the environment variable set and without it, on real recordings,
+and once from a package built where the compiler fails (what README's install does on such a machine).
 """
 
 from __future__ import annotations
@@ -45,3 +46,31 @@ def test_the_pure_python_reader_reports_the_same(session: Path) -> None:
     pure = _run(report, home, pure=True)
     assert '"toolResultCount"' in pure
     assert _run(report, home, pure=False) == pure
+
+
+@pytest.mark.slow
+@pytest.mark.ci
+def test_an_install_without_a_compiler_works(tmp_path: Path) -> None:
+    """setup.py's extension is optional: with no working C compiler the build still succeeds, the
+    installed package has no C module, and `doctor memory` reports what the accelerated one does."""
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "CC": "/bin/false", "LDSHARED": "/bin/false", "PIP_NO_INPUT": "1"}
+    build = subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-compile",
+         "--target", str(tmp_path / "site"), str(root)],
+        capture_output=True, text=True, env=env, timeout=300)
+    assert build.returncode == 0, build.stderr
+    installed = tmp_path / "site" / "doctor"
+    assert not list(installed.glob("core/_rawjson*.so")), "a C module was built with a failing compiler?"
+
+    session = SESSIONS[0]
+    home = next(parent for parent in session.parents if parent.name == "home")
+    run_env = {"HOME": str(home), "PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONPATH": str(tmp_path / "site")}
+    probe = subprocess.run(
+        [sys.executable, "-c", "import doctor, doctor.core.rawjson as r; print(doctor.__file__, r.accelerated)"],
+        capture_output=True, text=True, env=run_env, cwd=tmp_path, timeout=60)
+    assert probe.stdout.split() == [str(installed / "__init__.py"), "False"], probe.stderr
+    report = [sys.executable, "-m", "doctor", "memory", str(session), "--json"]
+    pure = subprocess.run(report, capture_output=True, text=True, env=run_env, cwd=tmp_path, timeout=120)
+    assert pure.returncode in (0, 3), pure.stderr
+    assert pure.stdout == _run(report[1:], home, pure=False)
