@@ -10,6 +10,7 @@ and once from a package built where the compiler fails (what README's install do
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -53,11 +54,15 @@ def test_the_pure_python_reader_reports_the_same(session: Path) -> None:
 def test_an_install_without_a_compiler_works(tmp_path: Path) -> None:
     """setup.py's extension is optional: with no working C compiler the build still succeeds, the
     installed package has no C module, and `doctor memory` reports what the accelerated one does."""
-    root = Path(__file__).resolve().parents[2]
+    source = tmp_path / "source"  # the sources alone: no build/ or module left by an earlier build
+    shutil.copytree(Path(__file__).resolve().parents[2] / "doctor", source / "doctor",
+                    ignore=shutil.ignore_patterns("*.so", "__pycache__"))
+    for name in ("pyproject.toml", "setup.py", "README.md"):
+        shutil.copy(Path(__file__).resolve().parents[2] / name, source / name)
     env = {**os.environ, "CC": "/bin/false", "LDSHARED": "/bin/false", "PIP_NO_INPUT": "1"}
     build = subprocess.run(
         [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-compile",
-         "--target", str(tmp_path / "site"), str(root)],
+         "--target", str(tmp_path / "site"), str(source)],
         capture_output=True, text=True, env=env, timeout=300)
     assert build.returncode == 0, build.stderr
     installed = tmp_path / "site" / "doctor"
