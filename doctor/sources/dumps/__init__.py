@@ -14,7 +14,6 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from doctor.sources import autobot
 from doctor.sources.base import LoadedSession, SourceError, SourceIssue, open_session_file
 from doctor.sources.dumps.dialects import ANTHROPIC, CONVERTERS, GEMINI_API, OPENAI, OPENAI_RESPONSES, detect_dialect
 from doctor.sources.jsonl import iter_json_lines, loads
@@ -40,6 +39,9 @@ def sniff(path: Path, head: bytes) -> bool:
 
 
 def read(path: Path, dialect: str | None = None) -> LoadedSession:
+    # Here, not at the top: Claude's reader imports `dumps.dialects` (so this package) on every status line.
+    from doctor.sources import autobot
+
     path = Path(path)
     issues: list[SourceIssue] = []
     body, items = _load(path, issues)
