@@ -12,7 +12,8 @@ import sys
 from pathlib import Path
 
 from doctor import exitcodes
-from doctor.integrations import AGENTS, PROJECT, USER, Location, plan
+from doctor.integrations import AGENTS, PROJECT, USER
+from doctor.integrations.plans import Location, plan
 from doctor.integrations.files import Refused, apply
 
 

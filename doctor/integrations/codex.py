@@ -11,7 +11,7 @@ The same command answers `PostToolUse` with the oversized alarm.
 
 from __future__ import annotations
 
-from doctor.integrations import Location, Plan, edit_hook
+from doctor.integrations.plans import Location, Plan, edit_hook
 from doctor.integrations.files import json_settings
 from doctor.sources.discovery import CODEX, agent_homes
 
