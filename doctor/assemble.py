@@ -17,7 +17,7 @@ from doctor.core.analysis import RetentionAnalysis, analyze_tool_result_retentio
 from doctor.core.budgets import BudgetRegistry, QwenLimits, ToolSpec
 from doctor.core.retention import RetentionUnavailable
 from doctor.core.settings import QwenSettings, deep_merge, load_qwen_settings
-from doctor.report.model import MemoryReport, SettingsInfo, SourceInfo
+from doctor.report.model import MemoryReport, SourceInfo
 from doctor.report.paths import project_hash
 from doctor.sources.base import LoadedSession
 from doctor.sources.jsonl import count_records
@@ -37,6 +37,20 @@ class ReportOptions:
     path_style: str = "short"
     env: Mapping[str, str] | None = None
     budgets: str = "agent"  # "agent": each agent's own rules; "qwen": Qwen Code's yardstick for any session
+
+
+@dataclass(frozen=True)
+class SettingsInfo:
+    """The settings in force, as the report shows them (`MemoryReport.settings`)."""
+
+    threshold: float
+    threshold_explicit: bool
+    shell_budget: float
+    batch_budget: float
+    line_cap: float
+    image_token_estimate: float
+    files: tuple[str, ...] = ()
+    overrides: tuple[tuple[str, float], ...] = ()
 
 
 @dataclass(frozen=True)
