@@ -1,8 +1,8 @@
 """The status line's figures, from the same analysis as `doctor memory --json`, and the line itself.
 
-`figures` runs `doctor.assemble.report_for_session` with the options `doctor memory` uses by
-default (the session's agent's rules, doctor's budget config), so each number is the one the
-JSON report prints: `toolResultRetention.toolResultCount`, `totalChars`, `oversizedResultCount`,
+`figures` runs `doctor.assemble.session_analysis`, the analysis of `doctor memory`'s report, with
+the options `doctor memory` uses by default (the session's agent's rules, doctor's budget config),
+so each number is the one the JSON report prints: `toolResultRetention.toolResultCount`, `totalChars`, `oversizedResultCount`,
 `retention.totalTokens`, and the first `retention.perTool` row (the tool keeping the most).
 """
 
@@ -27,10 +27,10 @@ class Figures:
 
 def figures(session: LoadedSession) -> Figures | None:
     """None when the analysis is unavailable for this history (`doctor memory` says why)."""
-    from doctor.assemble import ReportOptions, report_for_session
+    from doctor.assemble import ReportOptions, session_analysis
     from doctor.config import load_budget_overrides
 
-    analysis = report_for_session(session, ReportOptions(tool_budgets=load_budget_overrides())).retention
+    analysis = session_analysis(session, ReportOptions(tool_budgets=load_budget_overrides()))[1]
     if analysis is None:
         return None
     stats = analysis.stats
