@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from msgspec import Struct, field
 
 from doctor.core.agent_rules import rules_for
 from doctor.core.agent_rules.model import AgentRules
@@ -27,8 +28,7 @@ if TYPE_CHECKING:
     from doctor.report.model import MemoryReport
 
 
-@dataclass(frozen=True)
-class ReportOptions:
+class ReportOptions(Struct, frozen=True):
     """What the user asked for on the command line (or the host passed to attach)."""
 
     settings_files: tuple[Path, ...] = ()
@@ -43,8 +43,7 @@ class ReportOptions:
     budgets: str = "agent"  # "agent": each agent's own rules; "qwen": Qwen Code's yardstick for any session
 
 
-@dataclass(frozen=True)
-class SettingsInfo:
+class SettingsInfo(Struct, frozen=True):
     """The settings in force, as the report shows them (`MemoryReport.settings`)."""
 
     threshold: float
@@ -57,8 +56,7 @@ class SettingsInfo:
     overrides: tuple[tuple[str, float], ...] = ()
 
 
-@dataclass(frozen=True)
-class ResolvedSettings:
+class ResolvedSettings(Struct, frozen=True):
     """Budgets and the image estimate in force, and the settings summary the report shows."""
 
     budgets: BudgetRegistry | AgentRules

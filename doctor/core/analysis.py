@@ -14,6 +14,8 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import islice
 
+from msgspec import Struct
+
 from doctor.core.budgets import Budget, BudgetRegistry
 from doctor.core.estimator import DEFAULT_IMAGE_TOKEN_ESTIMATE, tokens_for_chars
 from doctor.core.result_table import ResultTable
@@ -27,8 +29,7 @@ from doctor.core.sentinels import LAYERS
 from doctor.core.ui_history import UiScan, scan_ui_history
 
 
-@dataclass(frozen=True, slots=True)
-class ToolSummary:
+class ToolSummary(Struct, frozen=True):
     """Per-tool row: what Qwen's totals hide."""
 
     tool: str
@@ -76,8 +77,7 @@ class ResultRows(Sequence):
     __hash__ = None  # rows compare by content, like a list
 
 
-@dataclass(frozen=True)
-class RetentionAnalysis:
+class RetentionAnalysis(Struct, frozen=True):
     """Everything the reports show about retention, for the first `length` results of `table`."""
 
     stats: RetentionStats

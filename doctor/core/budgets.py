@@ -14,6 +14,8 @@ import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
+from msgspec import Struct
+
 from doctor.core.sentinels import ALREADY_TRUNCATED_PREFIXES
 
 INFINITE = math.inf
@@ -30,8 +32,7 @@ MAX_PERSISTED_FILE_BYTES = 50 * 1024 * 1024
 MAX_PERSISTED_SESSION_BYTES = 500 * 1024 * 1024
 
 
-@dataclass(frozen=True, slots=True)
-class ToolSpec:
+class ToolSpec(Struct, frozen=True):
     """One built-in tool: registry name, display name and declared budget.
 
     `max_output_chars` None means "use the global threshold" (the base class
@@ -117,8 +118,7 @@ def mcp_server_of(name: str) -> str | None:
     return server or None
 
 
-@dataclass(frozen=True, slots=True)
-class Budget:
+class Budget(Struct, frozen=True):
     """A budget in chars (INFINITE allowed) and where it came from.
 
     source: "tool" (the tool declares it), "mcp" (MCP tool default),
@@ -143,8 +143,7 @@ class Budget:
         return int(self.chars) if float(self.chars).is_integer() else self.chars
 
 
-@dataclass(frozen=True, slots=True)
-class QwenLimits:
+class QwenLimits(Struct, frozen=True):
     """Global limits from Qwen settings (`tools.*`), already resolved like Qwen's Config."""
 
     threshold: float = DEFAULT_TRUNCATE_TOOL_OUTPUT_THRESHOLD

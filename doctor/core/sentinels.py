@@ -15,7 +15,8 @@ short tail for Gemini's masking notice, which puts its pointer last), so a
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+
+from msgspec import Struct
 
 TOOL_OUTPUT_TRUNCATED_PREFIX = "Tool output was too large and has been truncated"
 PERSISTED_OUTPUT_OPEN_TAG = "<persisted-output>"
@@ -82,8 +83,7 @@ def sentinel_kind(raw: object) -> str:
     return PERSISTED_UNSAVED
 
 
-@dataclass(frozen=True, slots=True)
-class StubInfo:
+class StubInfo(Struct, frozen=True):
     """What a sentinel header says about the full output."""
 
     paths: tuple[str, ...] = ()

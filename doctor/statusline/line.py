@@ -8,15 +8,14 @@ so each number is the one the JSON report prints: `toolResultRetention.toolResul
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from msgspec import Struct
 
 from doctor.report.figures import figure
 from doctor.report.inert import inert_line
 from doctor.sources.base import LoadedSession
 
 
-@dataclass(frozen=True)
-class Figures:
+class Figures(Struct, frozen=True):
     results: int
     chars: float
     tokens: int
