@@ -124,13 +124,19 @@ def agent_rules(session: LoadedSession, options: ReportOptions) -> AgentRules | 
                      use_default_files=options.use_default_settings_files, threshold=options.threshold)
 
 
-def session_analysis(session: LoadedSession, options: ReportOptions) -> tuple[ResolvedSettings, RetentionAnalysis | None, str | None]:
-    """The settings that judge the session (its agent's rules unless `--budgets qwen`), the analysis, and
-    why it is unavailable when it is: what `report_for_session` puts in the report."""
+def session_settings(session: LoadedSession, options: ReportOptions) -> ResolvedSettings:
+    """The settings that judge the session: its agent's rules unless `--budgets qwen`."""
     resolved = resolve_settings(options, session.project_dir)
     rules = agent_rules(session, options)
     if rules is not None:
         resolved = ResolvedSettings(rules, resolved.image_token_estimate, resolved.info, rules)
+    return resolved
+
+
+def session_analysis(session: LoadedSession, options: ReportOptions) -> tuple[ResolvedSettings, RetentionAnalysis | None, str | None]:
+    """The settings that judge the session, the analysis, and why it is unavailable when it is:
+    what `report_for_session` puts in the report."""
+    resolved = session_settings(session, options)
     analysis, unavailable = analyse(session.history_to_measure(), session.ui_history_to_measure(), resolved)
     return resolved, analysis, unavailable
 

@@ -4,7 +4,7 @@ The agent runs it after each turn with a JSON object on stdin (Claude: `transcri
 `session_id`, `cwd`; Qwen: `session_id`, `workspace.current_dir`) and shows what it prints:
 one line with the tool output the session keeps in context (chars, tokens, results), how many
 results are oversized and the tool keeping the most, the figures of `doctor memory --json`.
-It resumes from where the last call stopped (`doctor.statusline`; for Qwen only pass 1). It never
+It resumes from where the last call stopped (`doctor.statusline`). It never
 breaks the agent's screen: stdout gets that line, or a short neutral one (no transcript yet, or
 a problem, whose one-line reason goes to stderr and `<cache>/statusline/last-error.txt`); the
 exit code is always 0.
@@ -12,6 +12,7 @@ exit code is always 0.
 
 from __future__ import annotations
 
+import gc
 import json
 import sys
 from pathlib import Path
@@ -30,11 +31,18 @@ def register(subparsers) -> None:
 
 
 def run(args) -> int:
+    # A short run that unpickles an index of tens of thousands of objects: the cyclic garbage
+    # collector would walk them again and again (loading a 3 MB index took five times as long).
+    collecting = gc.isenabled()
+    gc.disable()
     try:
         line = status(args.agent, sys.stdin.buffer.read(1 << 20))
     except Exception as exc:  # noqa: BLE001  (a status line must never show a traceback)
         _log(f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}")
         line = UNAVAILABLE
+    finally:
+        if collecting:
+            gc.enable()
     sys.stdout.write(line + "\n")
     return exitcodes.OK
 
@@ -51,10 +59,10 @@ def status(agent: str, stdin: bytes) -> str:
                    transcript=Path(transcript) if transcript else None)
     if found.path is None:
         return "doctor: no tool results yet"
-    from doctor.statusline.line import figures, render
-    from doctor.statusline.update import current_session
+    from doctor.statusline.line import render
+    from doctor.statusline.update import current_figures
 
-    found_figures = figures(current_session(agent, found.path))
+    found_figures = current_figures(agent, found.path)
     if found_figures is None:
         _log(f"{found.path}: retention diagnostics unavailable for this history (see doctor memory)")
         return UNAVAILABLE

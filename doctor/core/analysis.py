@@ -179,13 +179,15 @@ def _stats(totals: RetentionTotals, threshold: float, ui: UiScan | None) -> Rete
     )
 
 
-def _new_table(budgets: BudgetRegistry, image_token_estimate: float, contents: Sequence | None) -> ResultTable:
+def new_table(budgets: BudgetRegistry, image_token_estimate: float, contents: Sequence | None) -> ResultTable:
+    """An empty table measuring with `budgets` (an agent's rules answer the same questions)."""
     return ResultTable(budgets.result_budget, budgets.threshold, image_token_estimate, contents,
                        budgets.exempt_prefixes)
 
 
-def _analysis(table: ResultTable, ui_history: Iterable | None, budgets: BudgetRegistry,
-              image_token_estimate: float) -> RetentionAnalysis:
+def analysis_of_table(table: ResultTable, ui_history: Iterable | None, budgets: BudgetRegistry,
+                      image_token_estimate: float) -> RetentionAnalysis:
+    """The analysis of the results `table` measured (with `budgets`), and of `ui_history`."""
     ui = scan_ui_history(ui_history, budgets) if ui_history is not None else None
     return RetentionAnalysis(
         stats=_stats(table.totals, budgets.threshold.chars, ui),
@@ -216,9 +218,9 @@ def analyze_tool_result_retention(
     contents = history if isinstance(history, Sequence) else None
     if contents is not None:
         history = islice(history, len(history))
-    table = _new_table(budgets, image_token_estimate, contents)
+    table = new_table(budgets, image_token_estimate, contents)
     table.extend(history)
-    return _analysis(table, ui_history, budgets, image_token_estimate)
+    return analysis_of_table(table, ui_history, budgets, image_token_estimate)
 
 
 @dataclass
@@ -267,7 +269,7 @@ class RetentionTracker:
             self.incremental_scans += 1
         else:
             self.invalidate()
-            self._table = _new_table(self.budgets, self.image_token_estimate, self._seen)
+            self._table = new_table(self.budgets, self.image_token_estimate, self._seen)
             start = 0
             self.full_scans += 1
         tail = list(islice(history, start, length))  # references to the new Contents
@@ -278,4 +280,4 @@ class RetentionTracker:
             self.invalidate()  # a half-extended table must not be reused
             raise
         self._seen.extend(tail)
-        return _analysis(table, ui_history, self.budgets, self.image_token_estimate)
+        return analysis_of_table(table, ui_history, self.budgets, self.image_token_estimate)

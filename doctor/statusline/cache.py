@@ -79,14 +79,18 @@ def load(agent: str, transcript: Path, stamp: tuple):
 
 
 def snapshot(state, transcript: Path, stamp: tuple) -> bytes | None:
-    """The index file's bytes for `state` as it is now (None: the file changed under us)."""
+    """The index file's bytes for `state` as it is now (None: the file changed under us, or the state
+    holds a value nested too deeply to pickle, such as a hostile first record: the next call reads again)."""
     try:
         with open(transcript, "rb") as handle:
             found = marks(handle, state.offset)
     except OSError:
         return None
-    return pickle.dumps({"stamp": stamp, "path": str(transcript), "offset": state.offset, "marks": found,
-                         "state": state}, protocol=pickle.HIGHEST_PROTOCOL)
+    try:
+        return pickle.dumps({"stamp": stamp, "path": str(transcript), "offset": state.offset, "marks": found,
+                             "state": state}, protocol=pickle.HIGHEST_PROTOCOL)
+    except RecursionError:
+        return None
 
 
 def save(agent: str, transcript: Path, data: bytes) -> None:
