@@ -16,6 +16,7 @@ import gc
 import json
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 from doctor import exitcodes
 
@@ -28,6 +29,13 @@ def register(subparsers) -> None:
                                    description=__doc__.splitlines()[0])
     parser.add_argument("agent", choices=AGENTS)
     parser.set_defaults(handler=run)
+
+
+def plain_args(words: list[str]) -> SimpleNamespace | None:
+    """`AGENT`, the form the agents' settings call, as argparse would read it (`doctor.cli`); else None."""
+    if len(words) == 1 and words[0] in AGENTS:
+        return SimpleNamespace(command="statusline", agent=words[0], handler=run)
+    return None
 
 
 def run(args) -> int:
