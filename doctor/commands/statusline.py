@@ -65,7 +65,7 @@ def status(agent: str, stdin: bytes) -> str:
     cwd = _text(payload.get("cwd")) or (_text(workspace.get("current_dir")) if isinstance(workspace, dict) else None)
     found = locate(agent, _text(payload.get("session_id")), Path(cwd) if cwd else Path.cwd(),
                    transcript=Path(transcript) if transcript else None)
-    if found.path is None:
+    if found.path is None or _empty(found.path):  # Qwen creates the file before its first record
         return "doctor: no tool results yet"
     from doctor.statusline.line import render
     from doctor.statusline.update import current_figures
@@ -75,6 +75,13 @@ def status(agent: str, stdin: bytes) -> str:
         _log(f"{found.path}: retention diagnostics unavailable for this history (see doctor memory)")
         return UNAVAILABLE
     return render(found_figures)
+
+
+def _empty(path: Path) -> bool:
+    try:
+        return path.stat().st_size == 0
+    except OSError:
+        return False  # reading it says why
 
 
 def _text(value) -> str | None:

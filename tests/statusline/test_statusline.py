@@ -286,6 +286,15 @@ def test_qwen_finds_its_transcript_from_the_session_id_and_working_directory(tmp
     assert (code, out) == (0, "doctor: no tool results yet\n")
 
 
+@pytest.mark.parametrize("agent", ["claude", "qwen"])
+def test_a_transcript_created_empty_has_no_tool_results_yet(tmp_path, capsys, monkeypatch, agent):
+    """Qwen Code creates the file before its first record is written: not an error on the screen."""
+    transcript = tmp_path / "session.jsonl"
+    transcript.write_bytes(b"")
+    code, out, err = _status(capsys, monkeypatch, agent, _payload(agent, transcript))
+    assert (code, out, err) == (0, "doctor: no tool results yet\n", "")
+
+
 @pytest.mark.parametrize("stdin", [b"{not json", b"[1, 2]", b"\xff\xfe", b'{"transcript_path": "/nonexistent/x.jsonl"}'])
 def test_bad_input_never_breaks_the_status_line(capsys, monkeypatch, stdin):
     code, out, err = _status(capsys, monkeypatch, "claude", stdin)
