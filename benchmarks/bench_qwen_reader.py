@@ -37,6 +37,7 @@ import sys
 import tempfile
 import time
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -116,24 +117,35 @@ def _realistic(record: dict, texts: _Texts) -> dict:
     return record
 
 
-def generate(path: Path, size_mb: int, content: str = "realistic") -> int:
-    """Write real records, re-chained with fresh uuids, up to size_mb; returns the record count."""
+def copies(content: str = "realistic") -> Iterator[tuple[bytes, int]]:
+    """Endless copies of the recording's records, re-chained with fresh uuids (each copy's first
+    record names the last one before it as parent): (the lines, how many)."""
     template = [json.loads(line) for line in SOURCE.open("rb")]
     texts = _Texts() if content == "realistic" else None
+    parent = None
+    while True:
+        lines = []
+        for record in template:
+            if texts is not None:
+                record = _realistic(record, texts)
+            record = dict(record, uuid=str(uuid.uuid4()), parentUuid=parent)
+            lines.append(json.dumps(record, ensure_ascii=False, separators=(",", ":")).encode() + b"\n")
+            parent = record["uuid"]
+        yield b"".join(lines), len(lines)
+
+
+def generate(path: Path, size_mb: int, content: str = "realistic", chunks: Iterator[tuple[bytes, int]] | None = None) -> int:
+    """Write real records, re-chained with fresh uuids, up to size_mb; returns the record count.
+    `chunks`: go on with these copies (bench_statusline appends the next one as one more turn)."""
+    chunks = chunks or copies(content)
     target = size_mb * 1024 * 1024
     written = records = 0
-    parent = None
     with path.open("wb") as out:
         while written < target:
-            for record in template:
-                if texts is not None:
-                    record = _realistic(record, texts)
-                record = dict(record, uuid=str(uuid.uuid4()), parentUuid=parent)
-                line = json.dumps(record, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
-                out.write(line)
-                written += len(line)
-                records += 1
-                parent = record["uuid"]
+            chunk, count = next(chunks)
+            out.write(chunk)
+            written += len(chunk)
+            records += count
     return records
 
 

@@ -1,19 +1,25 @@
-"""`doctor statusline` after one more turn on a 50 MB transcript, and `doctor memory --json` on a small
-session, each beside bare interpreter start-up (`python -c pass`) in the same run.
+"""`doctor statusline claude|qwen` after one more turn on a 50 MB transcript, and `doctor memory --json` on a
+small session, each beside bare interpreter start-up (`python -c pass`) in the same run.
 
-The transcript is synthesised as in bench_claude_reader.py (copies of the real Claude Code 2.1.332
-big-outputs recording, fresh ids per copy, tool outputs replaced by realistic text of the same length). The status line runs once untimed (the index is then
-warm); each repeat appends one more copy of the recording (one more session's worth of turns:
-~190 KB, 5 tool results) untimed, then times `doctor statusline claude` with Claude's stdin
-payload. The small session is tests/recordings/qwen/oversized-alarm. Every command runs as a fresh
-process through the installed `doctor` script, nice'd, the three kinds interleaved; medians are
-reported with the load average before and after. Usage:
+The Claude transcript is synthesised as in bench_claude_reader.py (copies of the real Claude Code 2.1.332
+big-outputs recording, fresh ids per copy, tool outputs replaced by realistic text of the same length); the
+Qwen one as in bench_qwen_reader.py (copies of the real Qwen Code 0.24.4 multi-turn recording, re-chained
+with fresh uuids, realistic outputs), placed where Qwen keeps it so that doctor finds it from Qwen's own
+status-line stdin (`session_id`, `workspace.current_dir`). Each status line runs once untimed (the index
+is then warm); each repeat appends one more copy of each recording (one more session's worth of turns:
+~190 KB and 5 tool results for Claude, ~360 KB and 21 for Qwen) untimed, then times both status lines.
+The small session is tests/recordings/qwen/oversized-alarm. The package's bytecode is compiled first, as
+an installed package's is. Every command runs as a fresh process through the installed `doctor` script,
+nice'd, the four kinds interleaved; medians are reported with the load average before and after.
+The measured block of benchmarks/RESULTS-statusline.md is rewritten; what follows its
+`<!-- notes -->` line is kept. Usage:
     python benchmarks/bench_statusline.py [--mb 50] [--repeats 15]
 """
 
 from __future__ import annotations
 
 import argparse
+import compileall
 import json
 import os
 import resource
@@ -25,13 +31,22 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_claude_reader import SOURCE, copies, synthesise  # noqa: E402
+from bench_claude_reader import SOURCE as CLAUDE_SOURCE  # noqa: E402
+from bench_claude_reader import copies as claude_copies  # noqa: E402
+from bench_claude_reader import synthesise  # noqa: E402
+from bench_qwen_reader import SOURCE as QWEN_SOURCE  # noqa: E402
+from bench_qwen_reader import copies as qwen_copies  # noqa: E402
+from bench_qwen_reader import generate  # noqa: E402
+
+from doctor.sources.discovery import sanitize_cwd  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "RESULTS-statusline.md"
+NOTES = "<!-- notes -->"
 SMALL = ROOT / "tests/recordings/qwen/oversized-alarm/session.jsonl"
 DOCTOR = Path(sys.executable).parent / "doctor"
 GOAL_STATUSLINE, GOAL_MEMORY = 100, 150  # ms over start-up
+KINDS = ("bare", "claude", "qwen", "memory")
 
 
 def timed(command: list[str], env: dict, stdin: bytes = b"") -> tuple[float, float, bytes]:
@@ -50,67 +65,90 @@ def main() -> None:
     parser.add_argument("--mb", type=int, default=50)
     parser.add_argument("--repeats", type=int, default=15)
     args = parser.parse_args()
+    compileall.compile_dir(ROOT / "doctor", quiet=1)
     load_before = os.getloadavg()
     with tempfile.TemporaryDirectory() as scratch:
-        env = {**os.environ, "XDG_CACHE_HOME": str(Path(scratch) / "cache"), "HOME": str(Path(scratch) / "home")}
-        transcript = Path(scratch) / "session.jsonl"
-        chunks = copies()
-        count = synthesise(transcript, args.mb, chunks)
-        payload = json.dumps({"session_id": "bench", "transcript_path": str(transcript), "cwd": scratch}).encode()
-        statusline = [str(DOCTOR), "statusline", "claude"]
-        cold = timed(statusline, env, payload)[0]  # builds the index
-        start_size = transcript.stat().st_size
-        bare = [sys.executable, "-c", "pass"]
-        memory = [str(DOCTOR), "memory", "--json", str(SMALL)]
-        times: dict[str, list[tuple[float, float]]] = {"bare": [], "line": [], "memory": []}
-        line = b""
-        for repeat in range(args.repeats):
-            with open(transcript, "a", encoding="utf-8") as handle:
-                handle.write(next(chunks))
-            times["bare"].append(timed(bare, env)[:2])
-            wall, cpu, line = timed(statusline, env, payload)
-            times["line"].append((wall, cpu))
-            times["memory"].append(timed(memory, env)[:2])
-        end_size = transcript.stat().st_size
+        home, project = Path(scratch) / "home", Path(scratch) / "project"
+        env = {**os.environ, "XDG_CACHE_HOME": str(Path(scratch) / "cache"), "HOME": str(home)}
+        env.pop("QWEN_CODE_PROJECT_DIR", None)
+        env.pop("QWEN_CODE_SESSION_ID", None)
+        claude = Path(scratch) / "claude.jsonl"
+        qwen = home / ".qwen" / "projects" / sanitize_cwd(project) / "chats" / "bench.jsonl"
+        qwen.parent.mkdir(parents=True)
+        claude_chunks, qwen_chunks = claude_copies(), qwen_copies()
+        claude_count = synthesise(claude, args.mb, claude_chunks)
+        qwen_records = generate(qwen, args.mb, chunks=qwen_chunks)
+        commands = {
+            "bare": ([sys.executable, "-c", "pass"], b""),
+            "claude": ([str(DOCTOR), "statusline", "claude"],
+                       json.dumps({"session_id": "bench", "transcript_path": str(claude), "cwd": str(project)}).encode()),
+            "qwen": ([str(DOCTOR), "statusline", "qwen"],
+                     json.dumps({"session_id": "bench", "workspace": {"current_dir": str(project)}}).encode()),
+            "memory": ([str(DOCTOR), "memory", "--json", str(SMALL)], b""),
+        }
+        cold = {kind: timed(commands[kind][0], env, commands[kind][1])[0] for kind in ("claude", "qwen")}
+        sizes = {"claude": claude.stat().st_size, "qwen": qwen.stat().st_size}
+        times: dict[str, list[tuple[float, float]]] = {kind: [] for kind in KINDS}
+        lines: dict[str, bytes] = {}
+        for _ in range(args.repeats):
+            with open(claude, "a", encoding="utf-8") as handle:
+                handle.write(next(claude_chunks))
+            with open(qwen, "ab") as handle:
+                handle.write(next(qwen_chunks)[0])
+            for kind in KINDS:
+                command, stdin = commands[kind]
+                wall, cpu, lines[kind] = timed(command, env, stdin)
+                times[kind].append((wall, cpu))
+        grown = {"claude": claude.stat().st_size, "qwen": qwen.stat().st_size}
     load_after = os.getloadavg()
     wall = {kind: statistics.median(t[0] for t in runs) for kind, runs in times.items()}
     cpu = {kind: statistics.median(t[1] for t in runs) for kind, runs in times.items()}
     verdict = lambda over, goal: f"**{over:.0f} ms** (goal ≤ {goal} ms: {'met' if over <= goal else 'missed'})"  # noqa: E731
     raw = lambda kind, i: ", ".join(f"{t[i]:.0f}" for t in times[kind])  # noqa: E731
-    report = "\n".join([
+    row = lambda kind, label: (f"| {label} | {wall[kind]:.0f} | {wall[kind] - wall['bare']:.0f} | {cpu[kind]:.0f} | "  # noqa: E731
+                               f"{cpu[kind] - cpu['bare']:.0f} |")
+    measured = "\n".join([
         "# Status line and small-session report: time over interpreter start-up",
         "",
         f"`python benchmarks/bench_statusline.py --mb {args.mb} --repeats {args.repeats}` "
         f"({time.strftime('%Y-%m-%d %H:%M')}, Python {sys.version.split()[0]}, {os.cpu_count()} CPUs shared with other "
         f"sessions; load average {load_before[0]:.1f} before, {load_after[0]:.1f} after).",
         "",
-        f"Transcript: {count} copies of `{SOURCE.name}` (tests/recordings/claude/big-outputs), "
-        f"{start_size:,} bytes, growing to {end_size:,} bytes (one more copy before each timed run).",
-        f"Last line printed: `{line.decode().strip()}`",
-        f"Cold status line (no index yet, whole file read once): {cold:.0f} ms.",
+        f"- Claude transcript: {claude_count} copies of `{CLAUDE_SOURCE.name}` (tests/recordings/claude/big-outputs), "
+        f"{sizes['claude']:,} bytes, growing to {grown['claude']:,} bytes (one more copy before each timed run). "
+        f"Cold status line (no index yet, whole file read once): {cold['claude']:.0f} ms. "
+        f"Last line: `{lines['claude'].decode().strip()}`",
+        f"- Qwen transcript: {qwen_records:,} records, copies of tests/recordings/qwen/{QWEN_SOURCE.parent.name}, "
+        f"{sizes['qwen']:,} bytes, growing to {grown['qwen']:,} bytes. Cold status line: {cold['qwen']:.0f} ms. "
+        f"Last line: `{lines['qwen'].decode().strip()}`",
         "",
         "Each run is a fresh `nice -n 10` process through the installed `doctor` script; medians of "
-        f"{args.repeats}, the three commands interleaved. CPU = user + system time of the process.",
+        f"{args.repeats}, the four commands interleaved. CPU = user + system time of the process.",
         "",
         "| command | wall (ms) | over start-up | CPU (ms) | over start-up |",
         "|---|---:|---:|---:|---:|",
         f"| `python -c pass` | {wall['bare']:.0f} | — | {cpu['bare']:.0f} | — |",
-        f"| `doctor statusline claude`, {args.mb} MB transcript, one more turn, index warm | {wall['line']:.0f} | "
-        f"{wall['line'] - wall['bare']:.0f} | {cpu['line']:.0f} | {cpu['line'] - cpu['bare']:.0f} |",
-        f"| `doctor memory --json` on {SMALL.parent.name} ({SMALL.stat().st_size:,} bytes) | {wall['memory']:.0f} | "
-        f"{wall['memory'] - wall['bare']:.0f} | {cpu['memory']:.0f} | {cpu['memory'] - cpu['bare']:.0f} |",
+        row("claude", f"`doctor statusline claude`, {args.mb} MB transcript, one more turn, index warm"),
+        row("qwen", f"`doctor statusline qwen`, {args.mb} MB transcript, one more turn, index warm"),
+        row("memory", f"`doctor memory --json` on {SMALL.parent.name} ({SMALL.stat().st_size:,} bytes)"),
         "",
-        f"- Status line, wall over start-up: {verdict(wall['line'] - wall['bare'], GOAL_STATUSLINE)}; "
-        f"CPU over start-up {cpu['line'] - cpu['bare']:.0f} ms.",
+        f"- Status line, Claude, wall over start-up: {verdict(wall['claude'] - wall['bare'], GOAL_STATUSLINE)}; "
+        f"CPU over start-up {cpu['claude'] - cpu['bare']:.0f} ms.",
+        f"- Status line, Qwen, wall over start-up: {verdict(wall['qwen'] - wall['bare'], GOAL_STATUSLINE)}; "
+        f"CPU over start-up {cpu['qwen'] - cpu['bare']:.0f} ms.",
         f"- `doctor memory --json`, small session, wall over start-up: {verdict(wall['memory'] - wall['bare'], GOAL_MEMORY)}; "
         f"CPU over start-up {cpu['memory'] - cpu['bare']:.0f} ms.",
         "",
-        f"Raw wall (ms): start-up {raw('bare', 0)}; status line {raw('line', 0)}; memory --json {raw('memory', 0)}.",
-        f"Raw CPU (ms): start-up {raw('bare', 1)}; status line {raw('line', 1)}; memory --json {raw('memory', 1)}.",
+        f"Raw wall (ms): start-up {raw('bare', 0)}; Claude {raw('claude', 0)}; Qwen {raw('qwen', 0)}; "
+        f"memory --json {raw('memory', 0)}.",
+        f"Raw CPU (ms): start-up {raw('bare', 1)}; Claude {raw('claude', 1)}; Qwen {raw('qwen', 1)}; "
+        f"memory --json {raw('memory', 1)}.",
         "",
     ])
-    RESULTS.write_text(report, encoding="utf-8")
-    print(report)
+    previous = RESULTS.read_text(encoding="utf-8") if RESULTS.exists() else ""
+    notes = previous[previous.index(NOTES):] if NOTES in previous else f"{NOTES}\n"
+    RESULTS.write_text(measured + "\n" + notes, encoding="utf-8")
+    print(measured)
 
 
 if __name__ == "__main__":

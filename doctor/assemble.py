@@ -1,15 +1,19 @@
 """Turn a history (a session read from disk, or a live host's list) into a MemoryReport.
 
 The one place where settings, command-line overrides and the analysis meet, so
-the CLI, the slash command and the TUI all report the same numbers.
+the CLI, the slash command, the TUI and the status line all report the same numbers.
+The report model is imported where a report is built: `doctor statusline` needs only
+`session_analysis`, after every turn.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+from msgspec import Struct, field
 
 from doctor.core.agent_rules import rules_for
 from doctor.core.agent_rules.model import AgentRules
@@ -17,14 +21,14 @@ from doctor.core.analysis import RetentionAnalysis, analyze_tool_result_retentio
 from doctor.core.budgets import BudgetRegistry, QwenLimits, ToolSpec
 from doctor.core.retention import RetentionUnavailable
 from doctor.core.settings import QwenSettings, deep_merge, load_qwen_settings
-from doctor.report.model import MemoryReport, SettingsInfo, SourceInfo
-from doctor.report.paths import project_hash
 from doctor.sources.base import LoadedSession
 from doctor.sources.jsonl import count_records
 
+if TYPE_CHECKING:
+    from doctor.report.model import MemoryReport
 
-@dataclass(frozen=True)
-class ReportOptions:
+
+class ReportOptions(Struct, frozen=True):
     """What the user asked for on the command line (or the host passed to attach)."""
 
     settings_files: tuple[Path, ...] = ()
@@ -39,8 +43,20 @@ class ReportOptions:
     budgets: str = "agent"  # "agent": each agent's own rules; "qwen": Qwen Code's yardstick for any session
 
 
-@dataclass(frozen=True)
-class ResolvedSettings:
+class SettingsInfo(Struct, frozen=True):
+    """The settings in force, as the report shows them (`MemoryReport.settings`)."""
+
+    threshold: float
+    threshold_explicit: bool
+    shell_budget: float
+    batch_budget: float
+    line_cap: float
+    image_token_estimate: float
+    files: tuple[str, ...] = ()
+    overrides: tuple[tuple[str, float], ...] = ()
+
+
+class ResolvedSettings(Struct, frozen=True):
     """Budgets and the image estimate in force, and the settings summary the report shows."""
 
     budgets: BudgetRegistry | AgentRules
@@ -108,12 +124,27 @@ def agent_rules(session: LoadedSession, options: ReportOptions) -> AgentRules | 
                      use_default_files=options.use_default_settings_files, threshold=options.threshold)
 
 
-def report_for_session(session: LoadedSession, options: ReportOptions, *, spill=None, process=None) -> MemoryReport:
+def session_settings(session: LoadedSession, options: ReportOptions) -> ResolvedSettings:
+    """The settings that judge the session: its agent's rules unless `--budgets qwen`."""
     resolved = resolve_settings(options, session.project_dir)
     rules = agent_rules(session, options)
     if rules is not None:
         resolved = ResolvedSettings(rules, resolved.image_token_estimate, resolved.info, rules)
+    return resolved
+
+
+def session_analysis(session: LoadedSession, options: ReportOptions) -> tuple[ResolvedSettings, RetentionAnalysis | None, str | None]:
+    """The settings that judge the session, the analysis, and why it is unavailable when it is:
+    what `report_for_session` puts in the report."""
+    resolved = session_settings(session, options)
     analysis, unavailable = analyse(session.history_to_measure(), session.ui_history_to_measure(), resolved)
+    return resolved, analysis, unavailable
+
+
+def report_for_session(session: LoadedSession, options: ReportOptions, *, spill=None, process=None) -> MemoryReport:
+    from doctor.report.model import MemoryReport, SourceInfo
+
+    resolved, analysis, unavailable = session_analysis(session, options)
     return MemoryReport(
         source=SourceInfo(
             kind="file",
@@ -162,6 +193,8 @@ def scan_facts(session: LoadedSession) -> dict:
     The project is the working directory the transcript records when it records one (Claude's `cwd`),
     not the folder holding the file: the same session copied into an archive or an inbox must hash
     the same."""
+    from doctor.report.paths import project_hash
+
     version = session.meta.get("client_version")
     gemini_hash = session.meta.get("projectHash")
     recorded = session.meta.get("cwd")

@@ -8,11 +8,14 @@ traceback); see `doctor.exitcodes` and `doctor.crash`.
 
 from __future__ import annotations
 
-import argparse
 import importlib
 import sys
+from typing import TYPE_CHECKING
 
 from doctor import __version__, crash
+
+if TYPE_CHECKING:
+    import argparse
 
 COMMAND_MODULES = (
     "doctor.commands.memory",
@@ -29,6 +32,11 @@ COMMAND_MODULES = (
 
 # Commands whose module is not named after them.
 COMMAND_ALIASES = {"uninstall": "doctor.commands.install"}
+# Commands an agent runs after every turn or tool call. Their module's `plain_args(words)` reads
+# the plain form the agent's settings hold (`doctor statusline claude`) without argparse, which
+# with the gettext, locale and shutil it loads costs ~5 ms of a status line's start-up; any
+# other form (a flag, --help, a typo) goes through the parser as usual.
+PER_TURN_COMMANDS = ("statusline", "hook")
 
 
 def _modules_for(argv: list[str]) -> tuple[str, ...]:
@@ -40,6 +48,8 @@ def _modules_for(argv: list[str]) -> tuple[str, ...]:
 
 
 def build_parser(modules: tuple[str, ...] = COMMAND_MODULES) -> argparse.ArgumentParser:
+    import argparse
+
     parser = argparse.ArgumentParser(
         prog="doctor",
         description="Diagnostics for coding-agent sessions: what the history keeps, what it costs, where big outputs went.",
@@ -61,6 +71,8 @@ def build_parser(modules: tuple[str, ...] = COMMAND_MODULES) -> argparse.Argumen
 
 def command_parser(parser: argparse.ArgumentParser, args: argparse.Namespace) -> argparse.ArgumentParser:
     """The parser of the (sub)command `args` came through: `doctor spill show`'s for `doctor spill show …`."""
+    import argparse
+
     while True:
         commands = [action for action in parser._actions if isinstance(action, argparse._SubParsersAction)]
         name = getattr(args, commands[0].dest, None) if commands else None
@@ -69,19 +81,37 @@ def command_parser(parser: argparse.ArgumentParser, args: argparse.Namespace) ->
         parser = commands[0].choices[name]
 
 
+def _plain_args(argv: list[str]):
+    """The arguments of a per-turn command in its plain form, read without argparse; else None."""
+    if not argv or argv[0] not in PER_TURN_COMMANDS:
+        return None
+    return importlib.import_module(f"doctor.commands.{argv[0]}").plain_args(argv[1:])
+
+
 def main(argv: list[str] | None = None) -> int:
+    own_process = argv is None  # the console script or `python -m doctor`; tests and hosts pass argv
     argv, debug = crash.split_debug_flag(sys.argv[1:] if argv is None else list(argv))
-    parser = build_parser(_modules_for(argv))
-    args, unknown = parser.parse_known_args(argv)
-    if unknown:  # argparse would blame the top-level parser and print its usage, not the command's
-        command_parser(parser, args).error(f"unrecognized arguments: {' '.join(unknown)}")
-    if not getattr(args, "handler", None):
-        parser.print_help(sys.stderr)
-        return 2
+    args = _plain_args(argv)
+    if args is None:
+        parser = build_parser(_modules_for(argv))
+        args, unknown = parser.parse_known_args(argv)
+        if unknown:  # argparse would blame the top-level parser and print its usage, not the command's
+            command_parser(parser, args).error(f"unrecognized arguments: {' '.join(unknown)}")
+        if not getattr(args, "handler", None):
+            parser.print_help(sys.stderr)
+            return 2
     try:
         return args.handler(args)
     except (Exception, KeyboardInterrupt) as exc:  # a bug, Ctrl-C or a closed pipe: never a traceback
         return crash.report(exc, args, debug)
+    finally:
+        if own_process and args.command in PER_TURN_COMMANDS:
+            # The process ends now, and Python's last garbage collection would walk every object the
+            # command loaded (~5 ms of a status line). Frozen, they are skipped; nothing these commands
+            # leave open needs a collection to be released (their files are closed, stdout is flushed).
+            import gc
+
+            gc.freeze()
 
 
 if __name__ == "__main__":

@@ -13,7 +13,6 @@ Command-line `--tool-budget` pairs win over the file.
 from __future__ import annotations
 
 import os
-import tomllib
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -36,11 +35,15 @@ def load_budget_overrides(path: Path | None = None) -> dict[str, float]:
     """`[budgets]` of the config file; {} when there is no file."""
     path = config_path() if path is None else path
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         return {}
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: cannot read config: {exc}") from exc
+    import tomllib  # only with a file to parse: the status line and hooks call this on every turn
+
+    try:
+        data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: invalid TOML: {exc}") from exc
     budgets = data.get("budgets", {})

@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 from doctor import exitcodes
 from doctor.integrations import AGENTS
@@ -31,6 +32,13 @@ def register(subparsers) -> None:
     parser.add_argument("--tell-model", action="store_true",
                         help="also tell the model about an oversized result (additionalContext)")
     parser.set_defaults(handler=run)
+
+
+def plain_args(words: list[str]) -> SimpleNamespace | None:
+    """`AGENT [--tell-model]`, the forms install writes, as argparse would read them (`doctor.cli`); else None."""
+    if words and words[0] in AGENTS and words[1:] in ([], ["--tell-model"]):
+        return SimpleNamespace(command="hook", agent=words[0], tell_model=words[1:] == ["--tell-model"], handler=run)
+    return None
 
 
 def run(args) -> int:

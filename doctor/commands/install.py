@@ -1,7 +1,8 @@
 """`doctor install <agent>` / `doctor uninstall <agent>`: doctor inside Claude Code, Gemini CLI, Qwen Code, Codex.
 
 Prints one line per file it created, updated or removed (and the backup it made), or the diff
-with `--dry-run`, writing nothing then. A settings file that does not parse, or a file at one of
+with `--dry-run`, writing nothing then. `--trust` (Codex) then has Codex record the user's trust
+in doctor's hook (`doctor.integrations.codex_trust`). A settings file that does not parse, or a file at one of
 doctor's paths that doctor did not write, is refused: exit 2, one line naming it, nothing written.
 """
 
@@ -12,7 +13,8 @@ import sys
 from pathlib import Path
 
 from doctor import exitcodes
-from doctor.integrations import AGENTS, PROJECT, USER, Location, plan
+from doctor.integrations import AGENTS, PROJECT, USER
+from doctor.integrations.plans import Location, plan
 from doctor.integrations.files import Refused, apply
 
 
@@ -37,6 +39,9 @@ def register(subparsers) -> None:
             parser.add_argument("--no-statusline", dest="statusline", action="store_false",
                                 help="leave the agent's status line alone (Claude Code, Qwen Code: keeps Qwen's "
                                      "built-in default one); takes doctor's out if it was installed")
+            parser.add_argument("--trust", action="store_true",
+                                help="Codex: have Codex record your trust in doctor's hook (what /hooks does), "
+                                     "through `codex app-server`; only doctor's own hook")
         parser.set_defaults(handler=run, installing=installing, scope=USER)
 
 
@@ -46,14 +51,29 @@ def run(args) -> int:
     try:
         planned = plan(args.agent, location, installing=args.installing,
                        options={"tell_model": getattr(args, "tell_model", False),
-                                "statusline": getattr(args, "statusline", True)})
+                                "statusline": getattr(args, "statusline", True), "trust": getattr(args, "trust", False)})
     except Refused as exc:
         print(f"doctor {command}: refused: {exc}", file=sys.stderr)
         return exitcodes.USAGE_OR_INPUT
+    trust = None
+    if getattr(args, "trust", False):
+        if args.agent != "codex":
+            print(f"doctor {command}: --trust is for Codex (the other agents run doctor's hook without it)", file=sys.stderr)
+            return exitcodes.USAGE_OR_INPUT
+        from doctor.integrations.codex_trust import CodexTrust, TrustFailed
+
+        trust = CodexTrust(location)
+        try:
+            trust.check()
+        except (Refused, TrustFailed) as exc:
+            print(f"doctor {command}: refused: {exc}", file=sys.stderr)
+            return exitcodes.USAGE_OR_INPUT
     changed = [change for change in planned.changes if change.before != change.after]
     if args.dry_run:
         for change in changed:
             sys.stdout.write(change.diff())
+        if trust is not None:
+            print(f"would ask Codex to trust doctor's hook in {trust.config} (its own `codex app-server`)")
         print(f"doctor {command} {args.agent}: dry run, {len(changed)} file(s) would change, nothing written")
         return exitcodes.OK
     try:
@@ -66,6 +86,12 @@ def run(args) -> int:
         print(f"{change.verb:9} {change.path}" + (f" (backup: {backup.name})" if backup else ""))
     if not changed:
         print(f"doctor {command} {args.agent}: already {'installed' if args.installing else 'absent'}, nothing changed")
+    if trust is not None:
+        try:
+            print(trust.apply())
+        except (Refused, TrustFailed) as exc:
+            print(f"doctor {command}: could not trust doctor's hook: {exc}; trust it with /hooks in Codex", file=sys.stderr)
+            return exitcodes.USAGE_OR_INPUT
     if args.installing:
         for note in planned.notes:
             print(f"next: {note}")

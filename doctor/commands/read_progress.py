@@ -16,9 +16,6 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from rich.console import Console
-from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeElapsedColumn
-
 SHOW_AFTER_SECONDS = 1.0
 POLL_SECONDS = 0.1
 
@@ -58,6 +55,10 @@ def reading_progress(path: Path | None, *, stream=None, delay: float = SHOW_AFTE
     def show() -> None:
         if finished.wait(delay):
             return
+        # Only now: a report printed after a quick read (or to a pipe) never pays for importing rich.
+        from rich.console import Console
+        from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeElapsedColumn
+
         console = Console(file=stream, force_terminal=True)
         columns = [TextColumn("Reading {task.description}"), BarColumn(), DownloadColumn(), TimeElapsedColumn()]
         with Progress(*columns, console=console, transient=True) as progress:

@@ -4,7 +4,7 @@ The agent runs it after each turn with a JSON object on stdin (Claude: `transcri
 `session_id`, `cwd`; Qwen: `session_id`, `workspace.current_dir`) and shows what it prints:
 one line with the tool output the session keeps in context (chars, tokens, results), how many
 results are oversized and the tool keeping the most, the figures of `doctor memory --json`.
-It resumes from where the last call stopped (`doctor.statusline`; for Qwen only pass 1). It never
+It resumes from where the last call stopped (`doctor.statusline`). It never
 breaks the agent's screen: stdout gets that line, or a short neutral one (no transcript yet, or
 a problem, whose one-line reason goes to stderr and `<cache>/statusline/last-error.txt`); the
 exit code is always 0.
@@ -12,9 +12,11 @@ exit code is always 0.
 
 from __future__ import annotations
 
+import gc
 import json
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 from doctor import exitcodes
 
@@ -29,12 +31,26 @@ def register(subparsers) -> None:
     parser.set_defaults(handler=run)
 
 
+def plain_args(words: list[str]) -> SimpleNamespace | None:
+    """`AGENT`, the form the agents' settings call, as argparse would read it (`doctor.cli`); else None."""
+    if len(words) == 1 and words[0] in AGENTS:
+        return SimpleNamespace(command="statusline", agent=words[0], handler=run)
+    return None
+
+
 def run(args) -> int:
+    # A short run that unpickles an index of tens of thousands of objects: the cyclic garbage
+    # collector would walk them again and again (loading a 3 MB index took five times as long).
+    collecting = gc.isenabled()
+    gc.disable()
     try:
         line = status(args.agent, sys.stdin.buffer.read(1 << 20))
     except Exception as exc:  # noqa: BLE001  (a status line must never show a traceback)
         _log(f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}")
         line = UNAVAILABLE
+    finally:
+        if collecting:
+            gc.enable()
     sys.stdout.write(line + "\n")
     return exitcodes.OK
 
@@ -49,16 +65,23 @@ def status(agent: str, stdin: bytes) -> str:
     cwd = _text(payload.get("cwd")) or (_text(workspace.get("current_dir")) if isinstance(workspace, dict) else None)
     found = locate(agent, _text(payload.get("session_id")), Path(cwd) if cwd else Path.cwd(),
                    transcript=Path(transcript) if transcript else None)
-    if found.path is None:
+    if found.path is None or _empty(found.path):  # Qwen creates the file before its first record
         return "doctor: no tool results yet"
-    from doctor.statusline.line import figures, render
-    from doctor.statusline.update import current_session
+    from doctor.statusline.line import render
+    from doctor.statusline.update import current_figures
 
-    found_figures = figures(current_session(agent, found.path))
+    found_figures = current_figures(agent, found.path)
     if found_figures is None:
         _log(f"{found.path}: retention diagnostics unavailable for this history (see doctor memory)")
         return UNAVAILABLE
     return render(found_figures)
+
+
+def _empty(path: Path) -> bool:
+    try:
+        return path.stat().st_size == 0
+    except OSError:
+        return False  # reading it says why
 
 
 def _text(value) -> str | None:

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
 from itertools import islice
+
+from msgspec import Struct
 
 from doctor.core.budgets import Budget, BudgetRegistry
 from doctor.core.estimator import DEFAULT_IMAGE_TOKEN_ESTIMATE, tokens_for_chars
@@ -27,8 +28,7 @@ from doctor.core.sentinels import LAYERS
 from doctor.core.ui_history import UiScan, scan_ui_history
 
 
-@dataclass(frozen=True, slots=True)
-class ToolSummary:
+class ToolSummary(Struct, frozen=True):
     """Per-tool row: what Qwen's totals hide."""
 
     tool: str
@@ -76,8 +76,7 @@ class ResultRows(Sequence):
     __hash__ = None  # rows compare by content, like a list
 
 
-@dataclass(frozen=True)
-class RetentionAnalysis:
+class RetentionAnalysis(Struct, frozen=True):
     """Everything the reports show about retention, for the first `length` results of `table`."""
 
     stats: RetentionStats
@@ -179,13 +178,15 @@ def _stats(totals: RetentionTotals, threshold: float, ui: UiScan | None) -> Rete
     )
 
 
-def _new_table(budgets: BudgetRegistry, image_token_estimate: float, contents: Sequence | None) -> ResultTable:
+def new_table(budgets: BudgetRegistry, image_token_estimate: float, contents: Sequence | None) -> ResultTable:
+    """An empty table measuring with `budgets` (an agent's rules answer the same questions)."""
     return ResultTable(budgets.result_budget, budgets.threshold, image_token_estimate, contents,
                        budgets.exempt_prefixes)
 
 
-def _analysis(table: ResultTable, ui_history: Iterable | None, budgets: BudgetRegistry,
-              image_token_estimate: float) -> RetentionAnalysis:
+def analysis_of_table(table: ResultTable, ui_history: Iterable | None, budgets: BudgetRegistry,
+                      image_token_estimate: float) -> RetentionAnalysis:
+    """The analysis of the results `table` measured (with `budgets`), and of `ui_history`."""
     ui = scan_ui_history(ui_history, budgets) if ui_history is not None else None
     return RetentionAnalysis(
         stats=_stats(table.totals, budgets.threshold.chars, ui),
@@ -216,66 +217,6 @@ def analyze_tool_result_retention(
     contents = history if isinstance(history, Sequence) else None
     if contents is not None:
         history = islice(history, len(history))
-    table = _new_table(budgets, image_token_estimate, contents)
+    table = new_table(budgets, image_token_estimate, contents)
     table.extend(history)
-    return _analysis(table, ui_history, budgets, image_token_estimate)
-
-
-@dataclass
-class RetentionTracker:
-    """Incremental analysis of a live history that the host appends to.
-
-    It remembers the Contents it has seen (references, not copies) and the
-    result table they produced. On refresh, when every remembered Content is
-    still at its position (checked by identity), only the appended tail is
-    measured. A replaced, removed or reordered Content, or a shorter history,
-    triggers a full analysis.
-
-    It cannot see a Content edited in place (a part appended to the same list,
-    an output string swapped in the same dict, as microcompaction does): hosts
-    that do that call `invalidate()`.
-    """
-
-    budgets: BudgetRegistry = field(default_factory=BudgetRegistry)
-    image_token_estimate: float = DEFAULT_IMAGE_TOKEN_ESTIMATE
-    _seen: list = field(default_factory=list, repr=False)
-    _table: ResultTable | None = field(default=None, repr=False)
-    full_scans: int = 0
-    incremental_scans: int = 0
-
-    def invalidate(self) -> None:
-        self._seen = []
-        self._table = None
-
-    def _prefix_unchanged(self, history: Sequence) -> bool:
-        """Every remembered Content still at its position.
-
-        A list slice compared with `==` runs in C and tries identity first, so an
-        intact prefix costs a pointer copy and compare (~1 ms for 100,000 Contents);
-        a Content replaced by an equal one also passes, and measures the same.
-        """
-        seen = len(self._seen)
-        if len(history) < seen:
-            return False
-        prefix = history[:seen] if isinstance(history, list) else list(islice(history, seen))
-        return prefix == self._seen
-
-    def analyze(self, history: Sequence, ui_history: Iterable | None = None) -> RetentionAnalysis:
-        length = len(history)  # appends made while we read belong to the next refresh
-        if self._table is not None and self._prefix_unchanged(history):
-            start = len(self._seen)
-            self.incremental_scans += 1
-        else:
-            self.invalidate()
-            self._table = _new_table(self.budgets, self.image_token_estimate, self._seen)
-            start = 0
-            self.full_scans += 1
-        tail = list(islice(history, start, length))  # references to the new Contents
-        table = self._table
-        try:
-            table.extend(tail, start)
-        except Exception:
-            self.invalidate()  # a half-extended table must not be reused
-            raise
-        self._seen.extend(tail)
-        return _analysis(table, ui_history, self.budgets, self.image_token_estimate)
+    return analysis_of_table(table, ui_history, budgets, image_token_estimate)

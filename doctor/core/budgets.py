@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+
+from msgspec import Struct, field
 
 from doctor.core.sentinels import ALREADY_TRUNCATED_PREFIXES
 
@@ -30,8 +31,7 @@ MAX_PERSISTED_FILE_BYTES = 50 * 1024 * 1024
 MAX_PERSISTED_SESSION_BYTES = 500 * 1024 * 1024
 
 
-@dataclass(frozen=True, slots=True)
-class ToolSpec:
+class ToolSpec(Struct, frozen=True):
     """One built-in tool: registry name, display name and declared budget.
 
     `max_output_chars` None means "use the global threshold" (the base class
@@ -117,8 +117,7 @@ def mcp_server_of(name: str) -> str | None:
     return server or None
 
 
-@dataclass(frozen=True, slots=True)
-class Budget:
+class Budget(Struct, frozen=True):
     """A budget in chars (INFINITE allowed) and where it came from.
 
     source: "tool" (the tool declares it), "mcp" (MCP tool default),
@@ -143,8 +142,7 @@ class Budget:
         return int(self.chars) if float(self.chars).is_integer() else self.chars
 
 
-@dataclass(frozen=True, slots=True)
-class QwenLimits:
+class QwenLimits(Struct, frozen=True):
     """Global limits from Qwen settings (`tools.*`), already resolved like Qwen's Config."""
 
     threshold: float = DEFAULT_TRUNCATE_TOOL_OUTPUT_THRESHOLD
@@ -187,15 +185,15 @@ def _positive_or_infinite(value: object, default: float) -> float:
     return INFINITE if value <= 0 else value
 
 
-@dataclass
-class BudgetRegistry:
+class BudgetRegistry(Struct, dict=True):
     """The tool registry as Qwen has it when `/doctor memory` runs.
 
     `mcp_servers` are the configured MCP server names (their tools are
     registered with a 500,000 budget); `extra_registered` adds built-in tools
     registered beyond the defaults; `host_tools` are a live host's own tools
     (replacing built-ins of the same name); `overrides` are the user's per-tool
-    budgets (by registry or display name) and win over everything.
+    budgets (by registry or display name) and win over everything. The lookups
+    built from them and the budgets resolved so far are plain attributes (`dict=True`).
     """
 
     limits: QwenLimits = field(default_factory=QwenLimits)
@@ -203,9 +201,6 @@ class BudgetRegistry:
     overrides: Mapping[str, float] = field(default_factory=dict)
     extra_registered: frozenset[str] = frozenset()
     host_tools: tuple[ToolSpec, ...] = ()
-    _by_name: dict[str, ToolSpec] = field(init=False, repr=False)
-    _by_display: dict[str, ToolSpec] = field(init=False, repr=False)
-    _resolved: dict[str, Budget | None] = field(init=False, repr=False, default_factory=dict)
 
     def __post_init__(self) -> None:
         registered = [
@@ -214,8 +209,9 @@ class BudgetRegistry:
             if spec.registered_by_default or spec.name in self.extra_registered
         ]
         registered.extend(self.host_tools)
-        self._by_name = {spec.name: spec for spec in registered}
-        self._by_display = {spec.display_name: spec for spec in registered}
+        self._by_name: dict[str, ToolSpec] = {spec.name: spec for spec in registered}
+        self._by_display: dict[str, ToolSpec] = {spec.display_name: spec for spec in registered}
+        self._resolved: dict[str, Budget | None] = {}
 
     @property
     def threshold(self) -> Budget:

@@ -130,6 +130,34 @@ class ResultTable:
     def __len__(self) -> int:
         return self.count
 
+    def __getstate__(self) -> dict:
+        """Pickled without the Contents and the budget lookup (a method of rules that hold functions):
+        `doctor statusline` keeps a table between turns and hands it the lookup again (`measures_alike`)."""
+        state = self.__dict__.copy()
+        state["_budget_for"] = state["_contents"] = None
+        state["_tool_index"] = {None if name is _NOT_A_NAME else name: slot for name, slot in self._tool_index.items()}
+        if any(stub is _LATER for stub in self.stubs.values()):
+            raise TypeError("a table whose sentinel headers are parsed later needs its Contents")
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        state["_tool_index"] = {_NOT_A_NAME if name is None else name: slot for name, slot in state["_tool_index"].items()}
+        self.__dict__.update(state)
+
+    def measures_alike(self, budget_for: BudgetLookup, threshold: Budget, image_token_estimate: float,
+                       exempt_prefixes: tuple[str, ...] = ALREADY_TRUNCATED_PREFIXES) -> bool:
+        """Whether these budgets give every row so far the figures it has (each tool's budget, the
+        threshold, the image estimate, the exempt prefixes as when it was measured). If so, the
+        table measures the rows to come with `budget_for`."""
+        if (threshold, image_token_estimate, tuple(exempt_prefixes)) != (self._threshold, self.image_token_estimate,
+                                                                          tuple(self._exempt)):
+            return False
+        for name, slot in self._tool_index.items():
+            if isinstance(name, str) and budget_for(name) != self.budgets[slot]:
+                return False
+        self._budget_for = budget_for
+        return True
+
     @property
     def totals(self) -> RetentionTotals:
         return RetentionTotals(self.count, self.total, self.largest, self.oversized)

@@ -7,7 +7,8 @@ history (a port of `analyzeToolResultRetention`, chunk-CK5HUN74.js).
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+
+from msgspec import Struct
 
 from doctor.core.budgets import Budget
 from doctor.core.estimator import tokens_for_chars
@@ -22,8 +23,7 @@ class RetentionUnavailable(Exception):
     """
 
 
-@dataclass(frozen=True, slots=True)
-class RetentionTotals:
+class RetentionTotals(Struct, frozen=True):
     """The four counters of `analyzeToolResultRetention`, summable over slices of a history."""
 
     tool_result_count: int = 0
@@ -40,8 +40,7 @@ class RetentionTotals:
         )
 
 
-@dataclass(frozen=True, slots=True)
-class RetentionStats:
+class RetentionStats(Struct, frozen=True):
     """Qwen's `toolResultRetention` object, field for field."""
 
     tool_result_count: int
@@ -74,8 +73,7 @@ def whole_number(value: float) -> float | int:
     return int(value) if float(value).is_integer() else value
 
 
-@dataclass(frozen=True, slots=True)
-class ResultMeasure:
+class ResultMeasure(Struct, frozen=True):
     """One tool result as the model holds it, measured; it keeps no payload.
 
     chars: the estimator's figure (what Qwen sums); raw_chars: the output-or-error

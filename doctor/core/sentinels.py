@@ -15,7 +15,10 @@ short tail for Gemini's masking notice, which puts its pointer last), so a
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+
+from msgspec import Struct
+
+from doctor.core.lazy_pattern import LazyPattern
 
 TOOL_OUTPUT_TRUNCATED_PREFIX = "Tool output was too large and has been truncated"
 PERSISTED_OUTPUT_OPEN_TAG = "<persisted-output>"
@@ -82,8 +85,7 @@ def sentinel_kind(raw: object) -> str:
     return PERSISTED_UNSAVED
 
 
-@dataclass(frozen=True, slots=True)
-class StubInfo:
+class StubInfo(Struct, frozen=True):
     """What a sentinel header says about the full output."""
 
     paths: tuple[str, ...] = ()
@@ -99,23 +101,23 @@ class StubInfo:
 
 
 # Qwen writes "(61 KB)", Claude "(1.2MB)" / "(99.6KB)".
-_SAVED_TO = re.compile(
+_SAVED_TO = LazyPattern(
     r"^(?:The full output has been saved to|Output too large \([0-9.]+ ?[KMG]?B\)\. Full output saved to|"
     r"Full output saved to|For full output see): (.+?)\s*$",
     re.MULTILINE,
 )
-_GEMINI_SEE = re.compile(r"For full output see: (\S.*?)\s*$", re.MULTILINE)
-_DIGEST = re.compile(r"^Full output sha256: ([0-9a-f]{64})(?:\r?$)", re.MULTILINE)
-_KB = re.compile(r"Output too large \((\d+) KB\)")
-_TOTALS = re.compile(r"^Total characters: (\d+); total lines: (\d+)\.", re.MULTILINE)
-_UNSAVED_NOTE = re.compile(r"^Output too large \(\d+ KB\)\. (\([^)\n]*\))", re.MULTILINE)
-_ARTIFACT_ONE = re.compile(r"^Tool output truncated\. Persisted tool-output artifact: (.+?)\s*$", re.MULTILINE)
-_ARTIFACT_LIST_ITEM = re.compile(r"^- (/.+?)\s*$", re.MULTILINE)
-_CLAUDE_MCP_SAVED = re.compile(
+_GEMINI_SEE = LazyPattern(r"For full output see: (\S.*?)\s*$", re.MULTILINE)
+_DIGEST = LazyPattern(r"^Full output sha256: ([0-9a-f]{64})(?:\r?$)", re.MULTILINE)
+_KB = LazyPattern(r"Output too large \((\d+) KB\)")
+_TOTALS = LazyPattern(r"^Total characters: (\d+); total lines: (\d+)\.", re.MULTILINE)
+_UNSAVED_NOTE = LazyPattern(r"^Output too large \(\d+ KB\)\. (\([^)\n]*\))", re.MULTILINE)
+_ARTIFACT_ONE = LazyPattern(r"^Tool output truncated\. Persisted tool-output artifact: (.+?)\s*$", re.MULTILINE)
+_ARTIFACT_LIST_ITEM = LazyPattern(r"^- (/.+?)\s*$", re.MULTILINE)
+_CLAUDE_MCP_SAVED = LazyPattern(
     r"Error: result \([\d,]+ characters\) exceeds maximum allowed tokens\. Output has been saved to (\S.*?)\.?$",
     re.MULTILINE,
 )
-_MASKED_AVAILABLE_AT = re.compile(r"^Output too large\. Full output available at: (\S.*?)\s*$", re.MULTILINE)
+_MASKED_AVAILABLE_AT = LazyPattern(r"^Output too large\. Full output available at: (\S.*?)\s*$", re.MULTILINE)
 
 
 def parse_stub(raw: str) -> StubInfo | None:

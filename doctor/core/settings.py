@@ -12,8 +12,9 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
+
+from msgspec import Struct, field
 
 from doctor.core.budgets import QwenLimits
 from doctor.core.estimator import resolve_image_token_estimate
@@ -23,8 +24,7 @@ class SettingsError(ValueError):
     """A settings file exists but cannot be used; the message names the file."""
 
 
-@dataclass(frozen=True)
-class QwenSettings:
+class QwenSettings(Struct, frozen=True):
     """The merged settings and the files they came from."""
 
     merged: Mapping = field(default_factory=dict)

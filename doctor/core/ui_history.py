@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+
+from msgspec import Struct
 
 from doctor.core.budgets import COMBINED_PASS_TOLERANCE_FACTOR, Budget, BudgetRegistry
 from doctor.core.jsvalues import js_len, js_stringify_len
@@ -68,8 +69,7 @@ def display_text(display: object) -> str | None:
     return None
 
 
-@dataclass(frozen=True, slots=True)
-class UiToolMeasure:
+class UiToolMeasure(Struct, frozen=True):
     """One tool of a UI tool_group: how big its display is and whether it counts."""
 
     item_index: int
@@ -81,8 +81,7 @@ class UiToolMeasure:
     large: bool
 
 
-@dataclass(frozen=True, slots=True)
-class UiScan:
+class UiScan(Struct, frozen=True):
     large_outputs: int
     tools: tuple[UiToolMeasure, ...]
 

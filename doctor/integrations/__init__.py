@@ -1,90 +1,12 @@
 """doctor inside the agents people run: Claude Code, Gemini CLI, Qwen Code and Codex.
 
 One module per agent says which files `doctor install <agent>` writes for a scope (`--user`: the
-agent's home, `--project`: the project's dot-folder) and returns them as planned `Change`s;
-`files` does the merging, backups and refusals, `doctor.commands.install` prints and applies.
+agent's home, `--project`: the project's dot-folder) and returns them as planned `Change`s
+(`plans` holds what they share); `files` does the merging, backups and refusals,
+`doctor.commands.install` prints and applies. This package's own namespace stays this small:
+`doctor hook` and `doctor statusline`, which agents run after every tool call or turn, import
+modules of it and so run this file each time.
 """
-
-from __future__ import annotations
-
-import importlib
-import os
-from collections.abc import Mapping
-from dataclasses import dataclass, field
-from pathlib import Path
 
 AGENTS = ("claude", "gemini", "qwen", "codex")
 USER, PROJECT = "user", "project"
-
-
-@dataclass(frozen=True)
-class Location:
-    """Where an install goes: the scope, the project directory and the environment naming homes."""
-
-    scope: str
-    project: Path
-    env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
-
-    def base(self, agent_home: Path, dot_folder: str) -> Path:
-        """The agent's home for `--user`, `<project>/<dot_folder>` for `--project`."""
-        return agent_home if self.scope == USER else self.project / dot_folder
-
-
-@dataclass(frozen=True)
-class Plan:
-    """What installing (or uninstalling) one agent changes, and what the user must still do."""
-
-    changes: list
-    notes: list[str] = field(default_factory=list)
-
-
-def plan(agent: str, location: Location, *, installing: bool, options: Mapping | None = None) -> Plan:
-    module = importlib.import_module(f"doctor.integrations.{agent}")
-    return module.plan(location, installing=installing, options=dict(options or {}))
-
-
-def hook_command(agent: str, *, tell_model: bool = False) -> str:
-    """The command an agent's hook runs; `--tell-model` when the user opted in at install time."""
-    return f"doctor hook {agent}" + (" --tell-model" if tell_model else "")
-
-
-def edit_hook(settings: dict, agent: str, event: str, *, installing: bool, tell_model: bool = False,
-              matcher: str | None = None, timeout: int | None = None) -> None:
-    """Install doctor's hook for `event` (replacing the other --tell-model variant), or remove both."""
-    from doctor.integrations.files import add_hook, remove_hook
-
-    for variant in (False, True):
-        if not installing or variant != tell_model:
-            remove_hook(settings, event, hook_command(agent, tell_model=variant))
-    if installing:
-        add_hook(settings, event, hook_command(agent, tell_model=tell_model), matcher=matcher, timeout=timeout)
-
-
-def status_line_command(agent: str) -> str:
-    return f"doctor statusline {agent}"
-
-
-def edit_status_line(settings: dict, keys: tuple[str, ...], agent: str, *, installing: bool, notes: list[str],
-                     wanted: bool = True) -> bool:
-    """Set `settings[keys]` to doctor's command status line, unless the user has one of their own:
-    theirs is kept (a note says so and how to switch). Uninstall, or install with `wanted` False
-    (`--no-statusline`), removes only doctor's. True when this call sets it where nothing was set."""
-    from doctor.integrations.files import remove_key, set_key
-
-    command = status_line_command(agent)
-    holder = settings
-    for key in keys[:-1]:
-        holder = holder.get(key) if isinstance(holder, dict) else None
-    present = isinstance(holder, dict) and keys[-1] in holder
-    current = holder.get(keys[-1]) if present else None
-    ours = isinstance(current, dict) and current.get("command") == command
-    if not installing or not wanted:
-        remove_key(settings, keys, lambda value: isinstance(value, dict) and value.get("command") == command)
-        return False
-    if not present:
-        set_key(settings, keys, {"type": "command", "command": command})
-        return True
-    if not ours:
-        notes.append(f"kept your own {'.'.join(keys)} setting; to show doctor's line instead, set it to "
-                     f'{{"type": "command", "command": "{command}"}}')
-    return False

@@ -15,7 +15,7 @@ status line already (theirs is kept, and install says so).
 
 from __future__ import annotations
 
-from doctor.integrations import Location, Plan, edit_hook, edit_status_line
+from doctor.integrations.plans import Location, Plan, edit_hook, edit_status_line
 from doctor.integrations.files import json_settings, owned_file
 from doctor.sources.discovery import CLAUDE, agent_homes
 

@@ -108,15 +108,25 @@ def apply(changes: list[Change], *, stamp: str | None = None) -> dict[Path, Path
         if change.before == change.after:
             continue
         if change.backup and change.before is not None:
-            backup = change.path.with_name(f"{change.path.name}.doctor-backup-{stamp}")
-            _write(backup, change.before, mode=change.path.stat().st_mode & 0o777)  # a 0600 file stays 0600
-            backups[change.path] = backup
+            backups[change.path] = back_up(change.path, change.before, stamp)
         if change.after is None:
             change.path.unlink()
             _remove_empty_dirs(change.path.parent)
         else:
             _write(change.path, change.after)
     return backups
+
+
+def back_up(path: Path, text: str, stamp: str | None = None) -> Path:
+    """Copy `text`, the content of `path`, to its `.doctor-backup-<time>` sibling, with the file's mode."""
+    backup = path.with_name(f"{path.name}.doctor-backup-{stamp or time.strftime('%Y%m%dT%H%M%S')}")
+    _write(backup, text, mode=path.stat().st_mode & 0o777)  # a 0600 file stays 0600
+    return backup
+
+
+def restore(path: Path, text: str) -> None:
+    """Put `text` back into `path` (what a backup holds), keeping the file's mode."""
+    _write(path, text)
 
 
 def _write(path: Path, text: str, mode: int | None = None) -> None:

@@ -11,7 +11,7 @@ Gemini session of the working directory. `settings.json` gets an `AfterTool` hoo
 
 from __future__ import annotations
 
-from doctor.integrations import Location, Plan, edit_hook
+from doctor.integrations.plans import Location, Plan, edit_hook
 from doctor.integrations.files import json_settings, owned_file
 from doctor.sources.discovery import GEMINI, agent_homes
 

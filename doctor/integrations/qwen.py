@@ -16,7 +16,7 @@ Never a top-level `commands/doctor.md`: it would take over Qwen's built-in `/doc
 
 from __future__ import annotations
 
-from doctor.integrations import Location, Plan, edit_hook, edit_status_line
+from doctor.integrations.plans import Location, Plan, edit_hook, edit_status_line
 from doctor.integrations.files import add_to_list, json_settings, owned_file, remove_from_list
 from doctor.sources.discovery import QWEN, agent_homes
 

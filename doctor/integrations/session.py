@@ -12,13 +12,12 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 
+from msgspec import Struct
 
 
-@dataclass(frozen=True)
-class Located:
+class Located(Struct, frozen=True):
     session_id: str | None
     path: Path | None
 

@@ -10,14 +10,15 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import replace
 from pathlib import Path
 
+from msgspec.structs import replace
+
 from doctor.assemble import ReportOptions, resolve_settings
-from doctor.core.analysis import RetentionTracker
 from doctor.core.budgets import INFINITE, ToolSpec
 from doctor.core.retention import RetentionUnavailable
 from doctor.live.spill import LiveSpillAudit
+from doctor.live.tracker import RetentionTracker
 from doctor.report.model import MemoryReport, SourceInfo
 
 HistoryLike = Sequence | Callable[[], Sequence]

@@ -20,6 +20,7 @@ from doctor.core.retention import ResultMeasure, whole_number
 from doctor.report.paths import PATH_STYLES, present_path  # noqa: F401  (PATH_STYLES: public here too)
 
 if TYPE_CHECKING:
+    from doctor.assemble import SettingsInfo
     from doctor.report.json_text import JsonText
 
 SCHEMA_VERSION = 1
@@ -50,18 +51,6 @@ class SourceInfo:
     session_id: str | None = None
     format: str = ""
     started: str | None = None
-
-
-@dataclass(frozen=True)
-class SettingsInfo:
-    threshold: float
-    threshold_explicit: bool
-    shell_budget: float
-    batch_budget: float
-    line_cap: float
-    image_token_estimate: float
-    files: tuple[str, ...] = ()
-    overrides: tuple[tuple[str, float], ...] = ()
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,6 @@ project. The default shortens; `hash` keeps paths comparable without revealing t
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 from pathlib import Path
@@ -27,6 +26,8 @@ def present_path(path: str | os.PathLike | None, style: str = "short") -> str | 
     if style == "full":
         return text
     if style == "hash":
+        import hashlib  # here: loading OpenSSL costs the status line's start-up, which hashes nothing
+
         suffix = Path(text).suffix
         return f"sha256:{hashlib.sha256(text.encode('utf-8', 'surrogatepass')).hexdigest()[:16]}{suffix}"
     if not os.path.isabs(text):
@@ -61,4 +62,6 @@ def project_hash(project: str | os.PathLike | None) -> str | None:
     """A project named without revealing it: the first 16 hex digits of sha256 of its path."""
     if not project:
         return None
+    import hashlib
+
     return hashlib.sha256(os.fspath(project).encode("utf-8", "surrogatepass")).hexdigest()[:16]

@@ -25,23 +25,30 @@ READER_MODULES = (
 
 
 def available_readers() -> list:
-    return [importlib.import_module(name) for name in READER_MODULES]
+    return list(_readers())
+
+
+def _readers():
+    """The reader modules in order, each imported only when the one before it did not take the file:
+    a Qwen session never loads the other readers (start-up counts for `doctor memory --json`)."""
+    for name in READER_MODULES:
+        yield importlib.import_module(name)
 
 
 def open_session(path: Path, agent: str | None = None) -> LoadedSession:
     """Read `path` with the reader for `agent`, or the first reader that recognises it."""
     path = Path(path)
     head = Head.read(path)
-    readers = available_readers()
     if agent is not None:
-        chosen = [r for r in readers if r.NAME == agent or agent in getattr(r, "ALIASES", ())]
-        if not chosen:
-            raise UnknownFormat(path, f"no reader for agent {agent!r} (known: {', '.join(r.NAME for r in readers)})")
-        return chosen[0].read(path)
+        for reader in _readers():
+            if reader.NAME == agent or agent in getattr(reader, "ALIASES", ()):
+                return reader.read(path)
+        known = ", ".join(r.NAME for r in available_readers())
+        raise UnknownFormat(path, f"no reader for agent {agent!r} (known: {known})")
     if not head.bytes.strip():
         raise UnknownFormat(path, "file is empty: no session records to read")
-    for reader in readers:
+    for reader in _readers():
         if reader.sniff(path, head):
             return reader.read(path)
-    tried = ", ".join(r.NAME for r in readers)
+    tried = ", ".join(r.NAME for r in available_readers())
     raise UnknownFormat(path, f"unknown session format (tried: {tried})")

@@ -4,7 +4,7 @@
 offset it reached and two marks: the file's first 4 KiB and the 4 KiB before the offset, as
 bytes (comparing 8 KiB costs less than importing hashlib). The state is used only when the file
 is still at least that long and both marks match; a truncated or rewritten transcript (or a state written by other code: the stamp covers
-doctor's version and the reader modules' sizes and times) starts again from byte 0. The folder
+doctor's version and the sizes and times of the reader and core modules) starts again from byte 0. The folder
 is 0700 and each file 0600; a file another user could have written is never unpickled.
 Saving writes a temporary file and `os.replace`s it, so two status lines racing each leave a
 whole index (the later one wins) and a reader never sees half a file.
@@ -37,9 +37,10 @@ def index_file(agent: str, transcript: Path) -> Path:
 
 
 def code_stamp() -> tuple:
-    """What the pickled state's shape depends on: doctor's version and the reader modules' files."""
+    """What the pickled state's shape depends on: doctor's version, the readers' modules and the core
+    ones whose objects a state holds (measured text, Qwen's result table with its budgets and stubs)."""
     root = Path(doctor.__file__).parent
-    files = sorted([*(root / "sources").rglob("*.py"), *(root / "statusline").glob("*.py"), root / "core" / "jsvalues.py"])
+    files = sorted([*(root / "sources").rglob("*.py"), *(root / "statusline").glob("*.py"), *(root / "core").glob("*.py")])
     return (doctor.__version__, FORMAT, sys.version_info[:2],
             tuple((str(f.relative_to(root)), s.st_size, s.st_mtime_ns) for f in files for s in (f.stat(),)))
 
@@ -79,14 +80,18 @@ def load(agent: str, transcript: Path, stamp: tuple):
 
 
 def snapshot(state, transcript: Path, stamp: tuple) -> bytes | None:
-    """The index file's bytes for `state` as it is now (None: the file changed under us)."""
+    """The index file's bytes for `state` as it is now (None: the file changed under us, or the state
+    holds a value nested too deeply to pickle, such as a hostile first record: the next call reads again)."""
     try:
         with open(transcript, "rb") as handle:
             found = marks(handle, state.offset)
     except OSError:
         return None
-    return pickle.dumps({"stamp": stamp, "path": str(transcript), "offset": state.offset, "marks": found,
-                         "state": state}, protocol=pickle.HIGHEST_PROTOCOL)
+    try:
+        return pickle.dumps({"stamp": stamp, "path": str(transcript), "offset": state.offset, "marks": found,
+                             "state": state}, protocol=pickle.HIGHEST_PROTOCOL)
+    except RecursionError:
+        return None
 
 
 def save(agent: str, transcript: Path, data: bytes) -> None:

@@ -1,22 +1,25 @@
 """The status line's figures, from the same analysis as `doctor memory --json`, and the line itself.
 
-`figures` runs `doctor.assemble.report_for_session` with the options `doctor memory` uses by
-default (the session's agent's rules, doctor's budget config), so each number is the one the
-JSON report prints: `toolResultRetention.toolResultCount`, `totalChars`, `oversizedResultCount`,
+`figures_of` reads the analysis `doctor memory` makes with its default options (the session's
+agent's rules, doctor's budget config), so each number is the one the JSON report prints:
+`toolResultRetention.toolResultCount`, `totalChars`, `oversizedResultCount`,
 `retention.totalTokens`, and the first `retention.perTool` row (the tool keeping the most).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from msgspec import Struct
 
 from doctor.report.figures import figure
 from doctor.report.inert import inert_line
-from doctor.sources.base import LoadedSession
+
+if TYPE_CHECKING:
+    from doctor.core.analysis import RetentionAnalysis
 
 
-@dataclass(frozen=True)
-class Figures:
+class Figures(Struct, frozen=True):
     results: int
     chars: float
     tokens: int
@@ -25,12 +28,8 @@ class Figures:
     top_chars: float
 
 
-def figures(session: LoadedSession) -> Figures | None:
+def figures_of(analysis: RetentionAnalysis | None) -> Figures | None:
     """None when the analysis is unavailable for this history (`doctor memory` says why)."""
-    from doctor.assemble import ReportOptions, report_for_session
-    from doctor.config import load_budget_overrides
-
-    analysis = report_for_session(session, ReportOptions(tool_budgets=load_budget_overrides())).retention
     if analysis is None:
         return None
     stats = analysis.stats

@@ -1,22 +1,27 @@
 """Reader states that go on from where they stopped: what `doctor statusline` keeps between turns.
 
 Each state holds one agent reader's pass over a transcript up to the last complete line, and
-`feed` reads on from there. Claude: `ClaudeFileReader` (the file's thread and tallies so far).
-Qwen: `TranscriptIndex`, pass 1's metadata (offsets, chain links, output lengths); its
-history is re-read from the chain's lines, long outputs measured without being decoded, as
-`doctor memory` does. So the state stays small when pickled, the long strings a Claude state
-keeps (tool outputs, prompts) become `MeasuredText`: their head and JS length, all the retention
-analysis reads of them. Text starting with a sentinel header keeps its first 1,024 characters:
-the header the analysis parses (spill path, sizes); the status line's figures need no more.
+`feed` reads on from there; `settle` does what must be saved with it, and `analysis` gives the
+retention analysis `doctor memory` would make of the file as it is. Claude: `ClaudeFileReader`
+(the file's thread and tallies so far), whose long strings (tool outputs, prompts) become
+`MeasuredText`, their head and JS length, all the retention analysis reads of them, so that
+the state stays small when pickled. Text starting with a sentinel header keeps its first
+1,024 characters: the header the analysis parses (spill path, sizes); the status line's
+figures need no more. Qwen: `TranscriptIndex`, pass 1's metadata (offsets, chain links,
+output lengths), the resumed history built along the chain so far (`ResumableHistory`) and
+the measured results of the Contents it finished.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from doctor.core.jsvalues import MeasuredText, js_len
 from doctor.core.sentinels import SENTINEL_PREFIXES
-from doctor.sources.base import LoadedSession
+
+if TYPE_CHECKING:
+    from doctor.core.analysis import RetentionAnalysis
 
 # Strings up to this long stay as they are; longer ones keep this many characters of head (a text
 # starting with a sentinel header keeps more: the header, which names the spill file and sizes).
@@ -56,8 +61,14 @@ class ClaudeState:
         if cut:  # persisted-output stubs are also listed with their text: the same, now shorter, string
             file.stubs = [(fr, cut.get(id(text), text), boundaries) for fr, text, boundaries in file.stubs]
 
-    def session(self) -> LoadedSession:
-        """The session so far. Names late results in place: call it last, after the state was saved."""
+    def settle(self, options) -> bool:
+        """Nothing to do before saving: the analysis reads the thread, which the state keeps."""
+        return False
+
+    def analysis(self, options) -> RetentionAnalysis | None:
+        """The session's analysis as `doctor memory` makes it. Names late results in place: call it
+        last, after the state was saved."""
+        from doctor.assemble import session_analysis
         from doctor.sources.claude import session_from_file
 
         session = session_from_file(self.reader.finish(), details=False)
@@ -65,28 +76,160 @@ class ClaudeState:
         # The list itself, not an iterator over it: the analysis then parses a stub's header only for
         # rows someone reads (none, for the status line's figures), not for every stub during the pass.
         session.measured_history = lambda: contents
-        return session
+        return session_analysis(session, options)[1]
 
 
 class QwenState:
+    """Qwen: pass 1 (`TranscriptIndex`), the chain it walked, the history rebuilt along it
+    (`ResumableHistory`) and the results of its finished Contents, measured (`ResultTable`).
+
+    A turn whose records only extend the chain (the new leaf descends from the last one, no
+    earlier record changed) costs just those records: they go through the history, what it
+    finishes is measured into the table, and only what it still holds back is measured again
+    each call. Anything else (a rewind's branch, another fragment of an earlier record, a
+    filled gap, a loop) walks the chain again and rebuilds the history; so do budgets that
+    would measure the table's rows differently (settings or doctor's config changed), since
+    the measured Contents are not kept. The UI history is not rebuilt: of the report it feeds
+    only `largeOutputsInUIHistory`, which the line does not show.
+    """
+
     agent = "qwen"
 
     def __init__(self, path: Path):
+        from array import array
+
         from doctor.sources.qwen.transcript import TranscriptIndex
 
         self.index = TranscriptIndex(path)
         self.offset = 0
         self.lines = 0
+        self.walked: tuple = (array("q"), None, None)  # `TranscriptIndex.walk_chain()`: chain, gap, loop
+        self._start_history()
+
+    def __getstate__(self) -> dict:
+        state = self.__dict__.copy()
+        state.pop("_settings", None)  # this call's, read from the settings files each time
+        return state
+
+    def _start_history(self) -> None:
+        from doctor.sources.qwen.history import ResumableHistory
+
+        self.history = ResumableHistory()
+        self.generation = self.history.restarts  # the history start the measures below belong to
+        self.table = None  # ResultTable of the Contents measured so far (None: nothing measured yet)
+        self.measured = 0  # how many Contents it measured: the next one's index
+        self.unmeasured: list[dict] = []  # finished, not measured yet
+        self.unavailable = False  # a measured Content the analysis cannot read (Qwen's analyzer throws)
 
     def feed(self, *, whole_lines_only: bool) -> None:
         from doctor.sources.qwen.transcript import extend_index
 
-        self.offset, self.lines = extend_index(self.index, self.offset, self.lines, whole_lines_only=whole_lines_only)
+        index = self.index
+        leaf, ids, fragments = index.leaf, len(index._uuids), _fragments(index)
+        self.offset, self.lines = extend_index(index, self.offset, self.lines, whole_lines_only=whole_lines_only)
+        if index.leaf == leaf and _fragments(index) == fragments:
+            return  # no conversation record came
+        added = self._extension(leaf, ids, fragments)
+        if added is None:
+            self._rebuild()
+        else:
+            chain = self.walked[0]
+            start = len(chain)
+            chain.extend(added)
+            self._extend_history(start)
 
-    def session(self) -> LoadedSession:
-        from doctor.sources.qwen import session_from_index
+    def _rebuild(self) -> None:
+        self.walked = self.index.walk_chain()
+        self._start_history()
+        self._extend_history(0)
 
-        return session_from_index(self.index)
+    def _extend_history(self, start: int) -> None:
+        from doctor.sources.qwen.transcript import ChainRecords
+
+        history = self.history
+        history.extend(ChainRecords(self.index, self.walked[0]), start, measured=True)
+        if history.restarts != self.generation:  # a chat_compression replaced what was measured
+            self.generation, self.table, self.measured, self.unmeasured = history.restarts, None, 0, []
+            self.unavailable = False
+        self.unmeasured.extend(history.take_finished())
+
+    def _extension(self, leaf: int | None, ids: int, fragments: int) -> list[int] | None:
+        """The chain records after the last leaf when the chain only grew, oldest first; else None."""
+        index = self.index
+        chain, gap, loop = self.walked
+        if leaf is None or not chain or loop is not None or _fragments(index) != fragments:
+            return None
+        if gap is not None and index.has_record(index._ids[gap.missing_parent_uuid]):
+            return None  # the missing parent came: older records join the chain
+        added: list[int] = []
+        current = index.leaf
+        while current != leaf:
+            if len(added) > len(index._uuids) - ids:
+                return None  # not new records only: a branch from an earlier one, or a loop
+            added.append(current)
+            parent = index._parent[current]
+            if parent < 0 or not index.has_record(parent):
+                return None  # a new root or a gap: the walk does not reach the last leaf
+            current = parent
+        added.reverse()
+        return added
+
+    def settle(self, options) -> bool:
+        """Measure the finished Contents with the session's budgets (rebuilding when they changed);
+        True when the table changed."""
+        from doctor.core.analysis import new_table
+
+        if self.index.first_record is None:
+            return False  # no session yet (its settings come from the first record); `analysis` says so
+        settings = self._settings_for(options)
+        budgets, estimate = settings.budgets, settings.image_token_estimate
+        changed = bool(self.unmeasured)
+        if self.table is not None and not self.table.measures_alike(budgets.result_budget, budgets.threshold, estimate,
+                                                                   budgets.exempt_prefixes):
+            self._rebuild()
+            changed = True
+        if self.table is None:
+            self.table = new_table(budgets, estimate, None)
+        self._measure(self.unmeasured)
+        self.unmeasured = []
+        return changed
+
+    def analysis(self, options) -> RetentionAnalysis | None:
+        """The figures' analysis: the table, then what the history still holds back (measured on
+        this call only). None where `doctor memory` finds the analysis unavailable."""
+        from doctor.core.analysis import analysis_of_table
+
+        self.settle(options)
+        settings = self._settings_for(options)
+        self._measure(self.history.held())
+        if self.unavailable:
+            return None
+        return analysis_of_table(self.table, None, settings.budgets, settings.image_token_estimate)
+
+    def _measure(self, contents: list[dict]) -> None:
+        from doctor.core.retention import RetentionUnavailable
+
+        if contents and not self.unavailable:
+            try:
+                self.table.extend(contents, self.measured)
+            except RetentionUnavailable:
+                self.unavailable = True  # as for `doctor memory`, until a compression replaces these Contents
+        self.measured += len(contents)
+
+    def _settings_for(self, options):
+        """The session's settings (read once a call): its project's Qwen settings and rules."""
+        settings = getattr(self, "_settings", None)
+        if settings is None:
+            from doctor.assemble import session_settings
+            from doctor.sources.qwen import session_from_index
+
+            settings = self._settings = session_settings(session_from_index(self.index, self.walked), options)
+        return settings
+
+
+def _fragments(index) -> int:
+    """How many later fragments of earlier records pass 1 has seen (each changes its record)."""
+    return sum(map(len, index._extra_fragments.values()))
 
 
 STATES = {"claude": ClaudeState, "qwen": QwenState}

@@ -1,18 +1,23 @@
-"""The session of a transcript as of now, reading only what was appended since the last call."""
+"""The figures of a transcript as of now, reading only what was appended since the last call."""
 
 from __future__ import annotations
 
 import sys
 from pathlib import Path
 
-from doctor.sources.base import LoadedSession
 from doctor.statusline import cache
+from doctor.statusline.line import Figures, figures_of
 from doctor.statusline.resume import STATES
 
 
-def current_session(agent: str, transcript: Path) -> LoadedSession:
+def current_figures(agent: str, transcript: Path) -> Figures | None:
     """Resume the saved state (or start one), save it at the last complete line, then read a last
-    line still being written too, so the figures match `doctor memory` of the file as it is."""
+    line still being written too, so the figures match `doctor memory` of the file as it is.
+    None when the analysis is unavailable for this history (`doctor memory` says why)."""
+    from doctor.assemble import ReportOptions
+    from doctor.config import load_budget_overrides
+
+    options = ReportOptions(tool_budgets=load_budget_overrides())  # what `doctor memory` uses by default
     stamp = cache.code_stamp()
     state = cache.load(agent, transcript, stamp)
     resumed = state is not None
@@ -20,7 +25,7 @@ def current_session(agent: str, transcript: Path) -> LoadedSession:
         state = STATES[agent](transcript)
     start = state.offset
     state.feed(whole_lines_only=True)
-    if not resumed or state.offset != start:
+    if state.settle(options) or not resumed or state.offset != start:
         data = cache.snapshot(state, transcript, stamp)
         if data is not None:
             try:
@@ -28,4 +33,4 @@ def current_session(agent: str, transcript: Path) -> LoadedSession:
             except OSError as exc:  # the line is still right; only the next call is slower
                 print(f"doctor statusline: could not save the index: {exc.strerror or exc}", file=sys.stderr)
     state.feed(whole_lines_only=False)
-    return state.session()
+    return figures_of(state.analysis(options))

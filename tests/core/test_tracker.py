@@ -3,7 +3,8 @@
 import json
 from pathlib import Path
 
-from doctor.core.analysis import RetentionTracker, analyze_tool_result_retention
+from doctor.core.analysis import analyze_tool_result_retention
+from doctor.live.tracker import RetentionTracker
 from doctor.core.result_table import qwen_retention_totals
 from doctor.core.retention import totals_of
 from doctor.sources.registry import open_session

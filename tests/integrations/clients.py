@@ -83,9 +83,9 @@ class Sandbox:
         return {"PATH": f"{DOCTOR_BIN}:{os.environ.get('PATH', '/usr/bin:/bin')}", "HOME": str(self.home),
                 "TERM": "dumb", "LANG": "C.UTF-8", **extra}
 
-    def doctor(self, *args: str, check: bool = True) -> subprocess.CompletedProcess:
-        done = subprocess.run([str(DOCTOR_BIN / "doctor"), *args], cwd=self.project, env=self.env(),
-                              capture_output=True, text=True, timeout=60)
+    def doctor(self, *args: str, check: bool = True, env: dict | None = None) -> subprocess.CompletedProcess:
+        done = subprocess.run([str(DOCTOR_BIN / "doctor"), *args], cwd=self.project, env={**self.env(), **(env or {})},
+                              capture_output=True, text=True, timeout=120)
         if check and done.returncode != 0:
             raise AssertionError(f"doctor {' '.join(args)} exited {done.returncode}: {done.stderr}")
         return done

@@ -1,10 +1,12 @@
-"""doctor's status line in the real Claude Code and Qwen Code, interactive, in a tmux pane.
+"""doctor's status line in the real Claude Code and Qwen Code, interactive, in a tmux pane; and its alarm.
 
 Each test installs doctor into a throwaway HOME with `doctor install` (which writes the
 statusLine / ui.statusLine setting), starts the real client interactively in tmux against the
 scripted model, and reads the screen: first doctor's "no tool results yet" line (the client ran
 the command before any turn), then, after a prompt that makes the model run one shell command,
 doctor's line with the figures `doctor memory --json` gives for the session the client recorded.
+The oversized alarm (the after-tool hook's `systemMessage`) after a shell command over Qwen's rule
+for a team's budget: Qwen Code 0.24.4 gets it (its debug log says so) but does not show it.
 """
 
 from __future__ import annotations
@@ -83,3 +85,37 @@ def test_qwen_shows_doctors_status_line(tmp_path):
     shown = _drive(box, QWEN, ["--approval-mode", "yolo"], _steps("run_shell_command"), r"Type your message")
     [transcript] = (box.home / ".qwen" / "projects").glob("*/chats/*.jsonl")
     assert _shown(shown) == _memory(box, transcript) and shown[4] == "run_shell_command"
+
+
+@_needs(QWEN)
+def test_qwen_gets_the_oversized_alarm_but_does_not_show_it(tmp_path):
+    """A team's budget in doctor's config (run_shell_command: 1,000 chars) makes `seq 1 2000` oversized by
+    Qwen's rule (over 2 × 1,000 + 500). doctor's hook answers with its systemMessage, and Qwen Code 0.24.4
+    receives it (`--debug` logs "Hook system message: …") but shows no after-tool systemMessage on its
+    interactive screen: a Qwen user learns of it from the status line's oversized count, and the model
+    from `--tell-model`."""
+    box = Sandbox(tmp_path)
+    box.doctor("install", "qwen")
+    config = box.home / ".config" / "doctor" / "config.toml"
+    config.parent.mkdir(parents=True)
+    config.write_text("[budgets]\nrun_shell_command = 1000\n")
+    pane = Pane(box.root)
+    with QWEN.server(box, _steps("run_shell_command")) as (port, _):
+        try:
+            pane.start(QWEN.command(port, ["--approval-mode", "yolo", "--debug"]), box.project,
+                       {**QWEN.environment(box, port), "TERM": "xterm-256color"})
+            pane.wait_for(r"Type your message")
+            pane.type("count to 2000 please")
+            pane.wait_for(r"All done\.")
+            pane.wait_for(r"in 1 tool result · 1 oversized · most: run_shell_command")  # the status line counts it
+            screen = pane.screen()
+        finally:
+            pane.close()
+    [transcript] = (box.home / ".qwen" / "projects").glob("*/chats/*.jsonl")
+    data = json.loads(box.doctor("memory", "--json", str(transcript)).stdout)
+    [row] = [r for r in data["retention"]["oversized"] if r["tool"] == "run_shell_command"]
+    logs = "".join(log.read_text() for log in (box.home / ".qwen" / "debug").glob("*.txt"))
+    told = re.search(r"Hook system message: (doctor: run_shell_command returned ([\d,]+) chars, over 2× its 1,000-char "
+                     r"budget \+ 500[^\n]*)", logs)
+    assert told is not None and _number(told[2]) == row["rawChars"]
+    assert "doctor: run_shell_command returned" not in screen, screen

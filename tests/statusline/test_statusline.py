@@ -1,10 +1,12 @@
 """`doctor statusline` on real recordings that grow line by line: its figures are `doctor memory --json`'s.
 
-Each recording is copied into a throwaway transcript a few lines at a time (and once with half a
-line still being written), the status line runs after each step through the real entry point with
-the agent's stdin shape, and its numbers are compared with `doctor memory --json` of the same file
-at that moment. A resumed call must start reading where the last one stopped; a truncated or
-rewritten file must be read again from the start and still give the right figures.
+Each recording is copied into a throwaway transcript a few lines at a time (every line, for Qwen;
+and once with half a line still being written), the status line runs after each step through the
+real entry point with the agent's stdin shape, and its numbers are compared with `doctor memory
+--json` of the same file at that moment. A resumed call must start reading where the last one
+stopped, and for Qwen rebuild the history only where the recording's chain did not just grow;
+a truncated or rewritten file, a branch, another fragment of an earlier record, or a gap filled
+late must be read again and still give the right figures.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from doctor.sources.qwen.history import ResumableHistory
 from doctor.statusline import cache
 from doctor.statusline.resume import STATES
 from tests.report.report_support import run_cli
@@ -56,6 +59,7 @@ def _memory_figures(capsys, transcript: Path) -> tuple:
     code, out, err = run_cli(capsys, "memory", "--json", str(transcript))
     assert code in (0, 3), err
     data = json.loads(out)
+    assert data["retention"]["available"], data["retention"]
     qwen, retention = data["toolResultRetention"], data["retention"]
     top = retention["perTool"][0] if retention["perTool"] else {"tool": None, "chars": None}
     return (qwen["toolResultCount"], qwen["totalChars"], retention["totalTokens"], qwen["oversizedResultCount"],
@@ -80,6 +84,30 @@ class FeedSpy:
                 return _original(self_, whole_lines_only=whole_lines_only)
 
             monkeypatch.setattr(state, "feed", feed)
+
+
+class HistorySpy:
+    """Where each extension of a Qwen state's history started: position 0 is a rebuild."""
+
+    def __init__(self, monkeypatch):
+        self.starts: list[int] = []
+        original = ResumableHistory.extend
+
+        def extend(self_, records, start, **kwargs):
+            self.starts.append(start)
+            return original(self_, records, start, **kwargs)
+
+        monkeypatch.setattr(ResumableHistory, "extend", extend)
+
+    @property
+    def rebuilds(self) -> int:
+        return self.starts.count(0)
+
+
+def _chain_breaks(lines: list[bytes]) -> int:
+    """Records whose parent is not the record on the line before: where Qwen's chain did not just grow."""
+    uuids = [json.loads(line).get("uuid") for line in lines]
+    return sum(1 for before, line in zip(uuids, lines[1:]) if json.loads(line).get("parentUuid") != before)
 
 
 def _growth_points(lines: list[bytes]) -> list[int]:
@@ -118,6 +146,102 @@ def test_figures_equal_doctor_memory_as_the_transcript_grows(tmp_path, capsys, m
     _, out, _ = _status(capsys, monkeypatch, agent, _payload(agent, transcript))
     assert _line_figures(out) == _memory_figures(capsys, transcript)
     assert spy.starts[-1] == sum(len(line) for line in lines), "the torn line was saved in the index"
+
+
+@pytest.mark.parametrize("recording", QWEN, ids=lambda path: path.parent.name)
+def test_qwen_figures_equal_doctor_memory_after_every_line(tmp_path, capsys, monkeypatch, recording):
+    """Every line a step; the history is rebuilt once, and again only where the chain branched (rewind)."""
+    lines = recording.read_bytes().splitlines(keepends=True)
+    transcript = tmp_path / "project" / "session.jsonl"
+    transcript.parent.mkdir()
+    history = HistorySpy(monkeypatch)
+    for number, line in enumerate(lines, 1):
+        with open(transcript, "ab") as handle:
+            handle.write(line)
+        code, out, err = _status(capsys, monkeypatch, "qwen", _payload("qwen", transcript))
+        assert code == 0 and err == ""
+        assert _line_figures(out) == _memory_figures(capsys, transcript), f"after line {number} of {len(lines)}"
+    assert history.rebuilds == 1 + _chain_breaks(lines)
+    assert len(history.starts) > history.rebuilds, "no turn was read on from the last one"
+
+
+def _qwen_lines(name: str) -> list[bytes]:
+    return (ROOT / "tests/recordings/qwen" / name / "session.jsonl").read_bytes().splitlines(keepends=True)
+
+
+def _record(line: bytes, **changes) -> bytes:
+    return json.dumps({**json.loads(line), **changes}, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
+
+
+def _answer(line: bytes, call_id: str) -> dict:
+    """The tool result message of `line`, answering `call_id` instead."""
+    message = json.loads(line)["message"]
+    part = message["parts"][0]
+    return {**message, "parts": [{**part, "functionResponse": {**part["functionResponse"], "id": call_id}}]}
+
+
+def _qwen_edits() -> dict[str, tuple[list[bytes], list[bytes]]]:
+    """(first lines, lines appended later) where what is appended does not just extend the chain."""
+    lines = _qwen_lines("multi-turn")
+    uuids = [json.loads(line)["uuid"] for line in lines]
+    half = len(lines) // 2
+    return {
+        # A new record answering an earlier one than the last: the chain branches.
+        "branch": (lines[:half], [_record(lines[half], uuid="branch-0001", parentUuid=uuids[3])]),
+        # The last record (a tool result) written again under its uuid with another result: a fragment,
+        # whose parts Qwen appends to it.
+        "fragment": (lines[:half], [_record(lines[half - 2], uuid=uuids[half - 1], parentUuid=uuids[half - 2],
+                                            message=_answer(lines[half - 2], "call_fragment"))]),
+        # A record missing from the middle comes last: the gap closes, older records join the chain.
+        "late parent": (lines[:10] + lines[11:half], [lines[10]]),
+        # A record of another session id.
+        "other session": (lines[:half], [_record(lines[half - 2], uuid="other-0001", parentUuid=uuids[half - 1],
+                                                 sessionId="another-session", message=_answer(lines[half - 2], "call_other"))]),
+    }
+
+
+@pytest.mark.parametrize("edit", list(_qwen_edits()))
+def test_qwen_rebuilds_when_the_chain_does_not_just_grow(tmp_path, capsys, monkeypatch, edit):
+    first, later = _qwen_edits()[edit]
+    transcript = tmp_path / "session.jsonl"
+    transcript.write_bytes(b"".join(first))
+    before = _status(capsys, monkeypatch, "qwen", _payload("qwen", transcript))[1]
+    history = HistorySpy(monkeypatch)
+    with open(transcript, "ab") as handle:
+        handle.writelines(later)
+    _, out, _ = _status(capsys, monkeypatch, "qwen", _payload("qwen", transcript))
+    assert _line_figures(out) == _memory_figures(capsys, transcript) and out != before
+    if edit == "other session":  # that one extends the chain (Qwen refuses such a file; doctor says so)
+        assert history.starts and 0 not in history.starts
+    else:
+        assert history.starts == [0], "not read again from the start of the chain"
+    more = _qwen_lines("multi-turn")[len(first) + 1:][:8]
+    parent = json.loads(later[-1])["uuid"]
+    with open(transcript, "ab") as handle:  # and goes on from there
+        for line in more:
+            handle.write(_record(line, parentUuid=parent))
+            parent = json.loads(line)["uuid"]
+    _, out, _ = _status(capsys, monkeypatch, "qwen", _payload("qwen", transcript))
+    assert _line_figures(out) == _memory_figures(capsys, transcript) and history.starts[-1] > 0
+
+
+def test_qwen_budgets_that_changed_are_used_for_the_results_measured_before(tmp_path, capsys, monkeypatch):
+    """The index keeps measured results, not the Contents: a new budget reads the history again."""
+    transcript = tmp_path / "session.jsonl"
+    lines = _qwen_lines("multi-turn")
+    transcript.write_bytes(b"".join(lines[:-1]))
+    first = _status(capsys, monkeypatch, "qwen", _payload("qwen", transcript))[1]
+    assert _line_figures(first)[0] > 0 and _line_figures(first)[3] == 0
+    config = tmp_path / "config.toml"
+    config.write_text("[budgets]\n" + "".join(f"{tool} = 10\n" for tool in ("run_shell_command", "read_file", "glob",
+                                                                             "grep_search", "write_file", "edit")))
+    monkeypatch.setenv("DOCTOR_CONFIG", str(config))
+    with open(transcript, "ab") as handle:
+        handle.writelines(lines[-1:])
+    history = HistorySpy(monkeypatch)
+    _, out, _ = _status(capsys, monkeypatch, "qwen", _payload("qwen", transcript))
+    assert _line_figures(out) == _memory_figures(capsys, transcript) and _line_figures(out)[3] > 0
+    assert history.starts[-1] == 0 and _line_figures(out)[3] != _line_figures(first)[3]
 
 
 @pytest.mark.parametrize("agent, recording", [("claude", CLAUDE[0]), ("qwen", QWEN[0])])
@@ -160,6 +284,15 @@ def test_qwen_finds_its_transcript_from_the_session_id_and_working_directory(tmp
     assert code == 0 and _line_figures(out) == _memory_figures(capsys, transcript)
     code, out, _ = _status(capsys, monkeypatch, "qwen", {"session_id": "not-yet", "workspace": {"current_dir": str(project)}})
     assert (code, out) == (0, "doctor: no tool results yet\n")
+
+
+@pytest.mark.parametrize("agent", ["claude", "qwen"])
+def test_a_transcript_created_empty_has_no_tool_results_yet(tmp_path, capsys, monkeypatch, agent):
+    """Qwen Code creates the file before its first record is written: not an error on the screen."""
+    transcript = tmp_path / "session.jsonl"
+    transcript.write_bytes(b"")
+    code, out, err = _status(capsys, monkeypatch, agent, _payload(agent, transcript))
+    assert (code, out, err) == (0, "doctor: no tool results yet\n", "")
 
 
 @pytest.mark.parametrize("stdin", [b"{not json", b"[1, 2]", b"\xff\xfe", b'{"transcript_path": "/nonexistent/x.jsonl"}'])

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+
+from msgspec import Struct, field
 
 from doctor.core.budgets import Budget
 
@@ -18,8 +19,7 @@ BYTES = "bytes"
 TOKENS = "tokens"
 
 
-@dataclass(frozen=True, slots=True)
-class AgentBudget:
+class AgentBudget(Struct, frozen=True):
     """One limit as the agent states it, and the chars doctor compares results with.
 
     `value` is in `unit`; `chars` is the same limit in UTF-16 chars (tokens converted
@@ -45,8 +45,7 @@ class AgentBudget:
                 "source": self.source, "detail": self.detail, "conversion": self.conversion}
 
 
-@dataclass(frozen=True)
-class ToolRule:
+class ToolRule(Struct, frozen=True):
     """Which tools a budget covers (exact names, or a predicate such as "is an MCP tool")."""
 
     label: str
@@ -58,8 +57,7 @@ class ToolRule:
         return name in self.names or (self.matches is not None and self.matches(name))
 
 
-@dataclass(frozen=True)
-class AgentRules:
+class AgentRules(Struct, frozen=True):
     """An agent's limits for one client version, looked up by tool name.
 
     It answers what the analysis asks a budget registry (`result_budget`, `threshold`,

@@ -11,10 +11,9 @@ agents' own recordings are claimed before a generic `messages[]` could be.
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
-from doctor.sources import autobot
+from doctor.core.lazy_pattern import LazyPattern
 from doctor.sources.base import LoadedSession, SourceError, SourceIssue, open_session_file
 from doctor.sources.dumps.dialects import ANTHROPIC, CONVERTERS, GEMINI_API, OPENAI, OPENAI_RESPONSES, detect_dialect
 from doctor.sources.jsonl import iter_json_lines, loads
@@ -27,8 +26,8 @@ _LIST_KEYS = {"messages": None, "input": OPENAI_RESPONSES, "contents": GEMINI_AP
 # (Gemini CLI `{"id"`, Claude `{"parentUuid"`, Codex `{"timestamp"`), so they never match.
 _FIRST_ITEM = (rb'\{\s*"(?:role|parts|content)"\s*:'
                rb'|\{\s*"type"\s*:\s*"(?:message|function_call|function_call_output|custom_tool_call|reasoning)"')
-_BARE_START = re.compile(rb"\[?\s*(?:" + _FIRST_ITEM + rb")")
-_LIST_START = re.compile(rb'"(?:messages|input|contents)"\s*:\s*\[\s*(?:\]|' + _FIRST_ITEM + rb")")
+_BARE_START = LazyPattern(rb"\[?\s*(?:" + _FIRST_ITEM + rb")")
+_LIST_START = LazyPattern(rb'"(?:messages|input|contents)"\s*:\s*\[\s*(?:\]|' + _FIRST_ITEM + rb")")
 
 
 def sniff(path: Path, head: bytes) -> bool:
@@ -40,6 +39,9 @@ def sniff(path: Path, head: bytes) -> bool:
 
 
 def read(path: Path, dialect: str | None = None) -> LoadedSession:
+    # Here, not at the top: Claude's reader imports `dumps.dialects` (so this package) on every status line.
+    from doctor.sources import autobot
+
     path = Path(path)
     issues: list[SourceIssue] = []
     body, items = _load(path, issues)

@@ -42,12 +42,13 @@ def read(path: Path) -> LoadedSession:
     return session_from_index(build_index(Path(path)))
 
 
-def session_from_index(index: TranscriptIndex) -> LoadedSession:
-    """The session as pass 1 has seen it so far (`--follow` keeps extending the index)."""
+def session_from_index(index: TranscriptIndex, walked: tuple | None = None) -> LoadedSession:
+    """The session as pass 1 has seen it so far (`--follow` keeps extending the index).
+    `walked`: `index.walk_chain()`'s answer when the caller has it (the status line extends its last one)."""
     path = index.path
     if index.first_record is None:
         raise SourceError(path, "no Qwen records in this file")
-    chain, gap, cycle = index.walk_chain()
+    chain, gap, cycle = index.walk_chain() if walked is None else walked
     issues = [*index.issues, *_chain_issues(index, gap, cycle)]
     records = ChainRecords(index, chain)
 

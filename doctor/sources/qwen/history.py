@@ -14,10 +14,13 @@ Three steps, each a generator so that a gigabyte recording never sits in memory:
 3. `repair_orphaned_tool_use` ports `repairOrphanedToolUseTurns`
    (chunk-DPEB6S2R.js:34998) over a window holding one model turn with calls
    and the user run that answers it.
+
+`ResumableHistory` runs the same steps on a chain that grows, for `doctor statusline`.
 """
 
 from __future__ import annotations
 
+import copy
 from collections import Counter, deque
 from collections.abc import Callable, Iterable, Iterator
 
@@ -322,27 +325,52 @@ def is_degraded_placeholder(content: dict) -> bool:
 
 def repair_orphaned_tool_use(contents: Iterable[dict], reason: str = ORPHAN_TOOL_USE_REPAIR_REASON) -> Iterator[dict]:
     """`repairOrphanedToolUseTurns`, one model turn and its answering user run at a time."""
-    window: list[dict] = []
-    answering = False  # the window holds a user turn after its model turn
+    repair = OrphanRepair(reason)
+    out: list[dict] = []
     for content in contents:
+        repair.push(content, out)
+        if out:
+            yield from out
+            out.clear()
+    repair.finish(out)
+    yield from out
+
+
+class OrphanRepair:
+    """`repairOrphanedToolUseTurns` fed one Content at a time: what it can no longer change goes to `out`.
+
+    It holds back a window (a model turn with calls, and the user run answering it) until the
+    next Content shows the window closed. `finish` closes it as the end of the history would.
+    """
+
+    def __init__(self, reason: str = ORPHAN_TOOL_USE_REPAIR_REASON):
+        self.reason = reason
+        self.window: list[dict] = []
+        self.answering = False  # the window holds a user turn after its model turn
+
+    def push(self, content: dict, out: list[dict]) -> None:
         role = content.get("role")
+        window = self.window
         if window:
             if role == "user":
                 window.append(content)
-                answering = True
-                continue
-            if role == "model" and not answering and is_degraded_placeholder(content):
+                self.answering = True
+                return
+            if role == "model" and not self.answering and is_degraded_placeholder(content):
                 window.append(content)
-                continue
-            yield from _repair_window(window, reason)
-            window = []
+                return
+            out.extend(_repair_window(window, self.reason))
+            self.window = []
         if role == "model" and _has_call_id(_parts_of(content)):
-            window = [content]
-            answering = False
+            self.window = [content]
+            self.answering = False
         else:
-            yield content
-    if window:
-        yield from _repair_window(window, reason)
+            out.append(content)
+
+    def finish(self, out: list[dict]) -> None:
+        if self.window:
+            out.extend(_repair_window(self.window, self.reason))
+            self.window = []
 
 
 def _repair_window(window: list[dict], reason: str) -> list[dict]:
@@ -408,6 +436,61 @@ def _answered_in_place(window: list[dict], expected: dict, adjacent: int) -> boo
                     return False
                 seen.add(response_id)
     return len(seen) == len(expected)
+
+
+class ResumableHistory:
+    """`resumed_history` built as the chain grows, one record at a time, able to stop and go on.
+
+    `doctor statusline` keeps one between turns (pickled) and feeds it only the chain records a
+    turn added. Contents no later record can change are handed over once (`take_finished`);
+    the last two (which `_Accumulator` may still merge into or pop) and an open repair window
+    follow them (`held`, closed on copies). Together, in order, they are what
+    `resumed_history` gives for the chain fed so far. A `chat_compression` starts it again
+    (`restarts` counts it), as `api_history` starts at the last one; so only the records after
+    it report issues. The tool id counts are always kept; `api_history` skips them when no
+    record after its start reads them, which gives the same Contents.
+    """
+
+    def __init__(self) -> None:
+        self.issues: list[str] = []  # what the records fed since the start (or compression) reported
+        self.restarts = -1
+        self._restart()
+
+    def _restart(self) -> None:
+        self.restarts += 1
+        self.issues.clear()
+        self.accumulator = _Accumulator(self.issues.append)  # not a method of self: no reference cycle
+        self.repair = OrphanRepair()
+        self.done: list[dict] = []
+        self.repair.push(copy_content(STARTUP_CONTEXT_STAND_IN), self.done)
+
+    def extend(self, records: ChainRecords, start: int, *, measured: bool = False) -> None:
+        """Add the chain's records from position `start` on (`measured`: see `api_history`)."""
+        kinds = records.index._kind
+        for ident, record in records.iter_history_records(start, SYSTEM_QUIET, measured=measured):
+            if kinds[ident] == COMPRESSION:
+                self._restart()
+                self.accumulator.compress(record)
+            else:
+                self.accumulator.add(record)
+            pending = self.accumulator.pending
+            while len(pending) > 2:
+                self.repair.push(pending.popleft(), self.done)
+
+    def take_finished(self) -> list[dict]:
+        """The Contents finished since the last call (since the last restart, if there was one)."""
+        finished, self.done = self.done, []
+        return finished
+
+    def held(self) -> list[dict]:
+        """What follows the finished Contents if the chain ended here (copies: this object is left as it was)."""
+        contents: list[dict] = []
+        repair = copy.deepcopy(self.repair)
+        if not self.accumulator.frozen:
+            for content in copy.deepcopy(self.accumulator.pending):
+                repair.push(content, contents)
+        repair.finish(contents)
+        return contents
 
 
 def resumed_history(records: ChainRecords, report: Report, *, measured: bool = False) -> Iterator[dict]:
