@@ -72,10 +72,6 @@ class ClaudeState:
         from doctor.sources.claude import session_from_file
 
         session = session_from_file(self.reader.finish(), details=False)
-        contents = self.reader.file.thread.contents
-        # The list itself, not an iterator over it: the analysis then parses a stub's header only for
-        # rows someone reads (none, for the status line's figures), not for every stub during the pass.
-        session.measured_history = lambda: contents
         return session_analysis(session, options)[1]
 
 
