@@ -24,6 +24,11 @@ from doctor.sources.registry import open_session
 from doctor.triage import archives, pasted
 from doctor.triage.rows import LAYER_COLUMNS, SKIPPED, FileJob, FileOutcome, finish, tool_type
 
+def scan_batch(jobs: list[FileJob]) -> list[FileOutcome]:
+    """The outcomes of several files, one after the other: an engine's task (see `engines.batches`)."""
+    return [scan_file(job) for job in jobs]
+
+
 def scan_file(job: FileJob) -> FileOutcome:
     """Scan one file; every failure becomes a skipped outcome with its reason."""
     try:

@@ -43,6 +43,7 @@ class FileJob:
     options: object = None  # assemble.ReportOptions
     known_results: int = 0  # rows already stored for a file that grew by appends
     known_digest: str | None = None  # digest of those rows
+    size: int = 0  # bytes to read (0 for an archive member), to group jobs into tasks of similar cost
 
 
 @dataclass

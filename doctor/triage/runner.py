@@ -108,7 +108,8 @@ def _plan(store: Store, request: ScanRequest, known: dict, summary: ScanSummary,
         prints[key] = now
         if key not in known:
             fresh.add(key)
-        jobs.append(FileJob(key, str(path), shown(path, style), None, request.options, known_results, known_digest))
+        jobs.append(FileJob(key, str(path), shown(path, style), None, request.options, known_results, known_digest,
+                            size=now.size))
     return jobs, prints, archive_of, fresh
 
 

@@ -82,10 +82,13 @@ def test_ctrl_c_leaves_a_consistent_database(tmp_path: Path) -> None:
                             cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             start_new_session=True)
     deadline = time.monotonic() + 60
-    wal = db.with_name(db.name + ".wal")  # appears with the first committed file
+    wal = db.with_name(db.name + ".wal")  # appears with the scans row, grows with each committed file
     while time.monotonic() < deadline and not wal.exists():
         time.sleep(0.05)
-    time.sleep(1.0)
+    started = wal.stat().st_size
+    while time.monotonic() < deadline and wal.stat().st_size == started:
+        time.sleep(0.05)
+    time.sleep(0.2)
     os.killpg(scan.pid, signal.SIGINT)
     out, err = scan.communicate(timeout=120)
     assert scan.returncode == 130, (out, err)
