@@ -8,9 +8,27 @@ would cost more on bulk inserts than it saves on the per-session deletes.
 
 from __future__ import annotations
 
-from doctor.triage.rows import LAYER_COLUMNS
+from doctor.triage.rows import LAYER_COLUMNS, RESULT_COLUMNS
 
 SCHEMA_VERSION = 1
+
+# The results table's columns after session_key; the Arrow batches written to it take the same types.
+RESULT_TYPES = {
+    "ordinal": "BIGINT NOT NULL",
+    "turn": "BIGINT NOT NULL",
+    "tool": "VARCHAR NOT NULL",
+    "tool_type": "VARCHAR NOT NULL",
+    "raw_chars": "BIGINT NOT NULL",
+    "injected_chars": "DOUBLE NOT NULL",
+    "tokens": "BIGINT NOT NULL",
+    "budget_chars": "DOUBLE",
+    "budget_source": "VARCHAR",
+    "layer": "VARCHAR NOT NULL",
+    "oversized": "BOOLEAN NOT NULL",
+    "error": "BOOLEAN NOT NULL",
+    "declared_chars": "BIGINT",
+}
+_ARROW_TYPES = {"BIGINT": "int64", "DOUBLE": "float64", "VARCHAR": "string", "BOOLEAN": "bool_"}
 
 _LAYERS = ",\n    ".join(f"{column} BIGINT NOT NULL" for column in LAYER_COLUMNS)
 
@@ -70,20 +88,21 @@ TABLES = {
     results_complete BOOLEAN NOT NULL,
     results_digest VARCHAR NOT NULL
 )""",
-    "results": """CREATE TABLE results (
-    session_key VARCHAR NOT NULL,
-    ordinal BIGINT NOT NULL,
-    turn BIGINT NOT NULL,
-    tool VARCHAR NOT NULL,
-    tool_type VARCHAR NOT NULL,
-    raw_chars BIGINT NOT NULL,
-    injected_chars DOUBLE NOT NULL,
-    tokens BIGINT NOT NULL,
-    budget_chars DOUBLE,
-    budget_source VARCHAR,
-    layer VARCHAR NOT NULL,
-    oversized BOOLEAN NOT NULL,
-    error BOOLEAN NOT NULL,
-    declared_chars BIGINT
-)""",
+    "results": "CREATE TABLE results (\n    session_key VARCHAR NOT NULL,\n"
+               + ",\n".join(f"    {column} {RESULT_TYPES[column]}" for column in RESULT_COLUMNS) + "\n)",
 }
+
+
+def arrow_results(session_key: str, rows: list[tuple]):
+    """Result rows (RESULT_COLUMNS order) of one session as an Arrow table with the `results` table's
+    columns and types, ready for `INSERT INTO results SELECT * FROM …`. A DOUBLE column's integers are
+    made floats first, rounded as DuckDB rounds them (Arrow refuses an integer a double cannot hold)."""
+    import pyarrow as pa
+
+    columns = [pa.array([session_key] * len(rows), pa.string())]
+    for column, values in zip(RESULT_COLUMNS, zip(*rows)):
+        kind = RESULT_TYPES[column].split()[0]
+        if kind == "DOUBLE":
+            values = [None if value is None else float(value) for value in values]
+        columns.append(pa.array(values, getattr(pa, _ARROW_TYPES[kind])()))
+    return pa.Table.from_arrays(columns, names=["session_key", *RESULT_COLUMNS])

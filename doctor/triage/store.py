@@ -15,8 +15,8 @@ from pathlib import Path
 import duckdb
 
 from doctor.triage.fingerprint import Fingerprint
-from doctor.triage.rows import OK, RESULT_COLUMNS, SESSION_COLUMNS, FileOutcome
-from doctor.triage.schema import SCHEMA_VERSION, TABLES
+from doctor.triage.rows import OK, SESSION_COLUMNS, FileOutcome
+from doctor.triage.schema import SCHEMA_VERSION, TABLES, arrow_results
 
 
 class StoreError(Exception):
@@ -95,6 +95,10 @@ class Store:
     # -- writing
 
     def begin_scan(self, engine: str) -> int:
+        """The new scan's id. Until `finish_scan`, DuckDB runs on one thread: a file's transaction is a
+        handful of small statements, and its worker threads only competed with the scan's own workers
+        for the cores (a seventh of the writer's CPU time went to them)."""
+        self.db.execute("SET threads = 1")
         scan_id = self.db.execute("SELECT coalesce(max(scan_id), 0) + 1 FROM scans").fetchone()[0]
         self.db.execute("INSERT INTO scans (scan_id, started_at, engine, interrupted) VALUES (?, ?, ?, true)",
                         [scan_id, _now(), engine])
@@ -107,6 +111,7 @@ class Store:
             [_now(), counts.get("seen", 0), counts.get("new", 0), counts.get("changed", 0), counts.get("grown", 0),
              counts.get("unchanged", 0), counts.get("skipped", 0), counts.get("results_written", 0), interrupted,
              scan_id])
+        self.db.execute("RESET threads")  # the answers' queries that follow use every core
 
     def write(self, outcome: FileOutcome, fp: Fingerprint | None, scan_id: int, archive_key: str | None = None,
               *, fresh: bool = False) -> int:
@@ -171,9 +176,9 @@ class Store:
                         [key, shown, archive_key, *values, status, reason, scan_id])
 
     def _insert_results(self, key: str, rows: list[tuple]) -> None:
+        """A session's result rows as one Arrow table, which DuckDB reads column by column: half the
+        time of binding each column as a list parameter (every value a DuckDB Value) and unnesting it."""
         if not rows:
             return
-        columns = [list(column) for column in zip(*rows)]
-        selects = ", ".join(f"unnest(${i + 2})" for i in range(len(RESULT_COLUMNS)))
-        self.db.execute(f"INSERT INTO results (session_key, {', '.join(RESULT_COLUMNS)}) SELECT $1, {selects}",
-                        [key, *columns])
+        new_results = arrow_results(key, rows)  # noqa: F841 (DuckDB reads the local variable by its name)
+        self.db.execute("INSERT INTO results SELECT * FROM new_results")

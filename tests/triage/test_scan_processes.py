@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from triage_support import RECORDINGS, ROOT, table
 
-HEAVY = ("duckdb", "dask", "distributed", "opentelemetry", "mcp")  # the [triage] and [mcp] extras
+HEAVY = ("duckdb", "pyarrow", "dask", "distributed", "opentelemetry", "mcp")  # the [triage] and [mcp] extras
 
 
 def _doctor(*args, env=None, **kwargs) -> subprocess.CompletedProcess:
