@@ -29,6 +29,17 @@ def test_doctor_memory_imports_none_of_the_optional_extras() -> None:
     assert done.stdout.strip().splitlines()[-1] == "[]"
 
 
+@pytest.mark.parametrize("missing", ["duckdb", "pyarrow"])
+def test_a_missing_extra_is_one_line_naming_it(tmp_path: Path, missing: str) -> None:
+    db = tmp_path / "t.duckdb"
+    probe = ("import sys; sys.modules[%r] = None; from doctor.cli import main; sys.exit(main(['scan', '--db', %r, %r]))"
+             % (missing, str(db), str(RECORDINGS / "qwen" / "errors" / "session.jsonl")))
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+    assert "pip install 'doctor-memory[triage]'" in done.stderr and f"({missing} is missing)" in done.stderr
+    assert not db.exists()
+
+
 def test_the_process_pool_gives_the_single_process_database(tmp_path: Path) -> None:
     env = {**os.environ, "HOME": str(tmp_path)}
     env.pop("QWEN_HOME", None)
