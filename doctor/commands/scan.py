@@ -94,6 +94,13 @@ def run_scan(args) -> int:
 
 
 def _scan_and_answer(args, db_path: Path, files: list, engine) -> int:
+    from doctor.triage.store import ctrl_c_as_interrupt
+
+    with ctrl_c_as_interrupt():
+        return _open_scan_and_answer(args, db_path, files, engine)
+
+
+def _open_scan_and_answer(args, db_path: Path, files: list, engine) -> int:
     from doctor.triage import runner
     from doctor.triage.store import Store, StoreError
 

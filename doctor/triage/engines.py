@@ -11,9 +11,11 @@ written.
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import os
 import signal
+import threading
 from collections.abc import Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor, as_completed
 
@@ -73,7 +75,8 @@ class LocalPool:
         pool = ProcessPoolExecutor(max_workers=min(self.workers, len(jobs)), mp_context=context,
                                    initializer=_ignore_ctrl_c)
         try:
-            futures = [pool.submit(scan_batch, task) for task in batches(jobs, self.task_files, self.task_bytes)]
+            with _ctrl_c_ignored():  # the pool's processes start now and inherit the ignoring
+                futures = [pool.submit(scan_batch, task) for task in batches(jobs, self.task_files, self.task_bytes)]
             for future in as_completed(futures):
                 yield from future.result()
         finally:
@@ -87,6 +90,23 @@ def _ignore_ctrl_c() -> None:
     """Ctrl-C reaches the whole process group; the main process alone decides what it means
     (stop handing out files, let running ones finish, keep the database consistent)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+@contextlib.contextmanager
+def _ctrl_c_ignored():
+    """Ctrl-C ignored while the pool starts its processes, so they are born ignoring it. The
+    forkserver imports doctor before it ignores Ctrl-C itself, so one pressed then printed its
+    traceback (the initializer above only runs once a worker is up); holding the signal back
+    instead only moved the traceback to a worker still starting when the pool shut down. A
+    Ctrl-C in this short window (the first tenth of a second or so) is dropped."""
+    if threading.current_thread() is not threading.main_thread():
+        yield  # only the main thread may set a handler (and only it gets Ctrl-C)
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 class DaskCluster:

@@ -9,6 +9,7 @@ leaves every file either as it was or fully updated.
 
 from __future__ import annotations
 
+import contextlib
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -27,6 +28,18 @@ def _interrupted(exc: BaseException) -> bool:
     """DuckDB turns a Ctrl-C that lands inside a statement into its own error."""
     return isinstance(exc, duckdb.InterruptException) or (
         isinstance(exc, RuntimeError) and "interrupted" in str(exc).lower())
+
+
+@contextlib.contextmanager
+def ctrl_c_as_interrupt():
+    """A Ctrl-C that lands inside a DuckDB statement (DuckDB's own interrupt error) is a
+    KeyboardInterrupt wherever it lands: opening the database, planning, bookkeeping, answering."""
+    try:
+        yield
+    except (duckdb.Error, RuntimeError) as exc:
+        if _interrupted(exc):
+            raise KeyboardInterrupt from None
+        raise
 
 
 def _now() -> datetime:
