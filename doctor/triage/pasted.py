@@ -14,7 +14,7 @@ from doctor.core.sentinels import LAYERS
 from doctor.report.audit_summary import AUDIT_CATEGORIES
 from doctor.sources.base import SourceError
 from doctor.sources.jsonl import loads
-from doctor.triage.rows import LAYER_COLUMNS, FileJob, FileOutcome, finish, tool_type
+from doctor.triage.rows import LAYER_COLUMNS, FileJob, FileOutcome, finish, storable, tool_type
 
 MARKERS = (b'"schemaVersion"', b'"generator"', b'"toolResultRetention"')
 SNIFF_BYTES = 4096
@@ -81,8 +81,8 @@ def outcome(job: FileJob, report: dict) -> FileOutcome:
 
 def _row(result: dict) -> tuple:
     budget = result.get("budget") or {}
-    return (
+    return tuple(map(storable, (
         result["ordinal"], result["turn"], result["tool"], tool_type(result["tool"], budget.get("source", "")),
         result["rawChars"], float(result["chars"]), result["tokens"], budget.get("chars"), budget.get("source"),
         result["layer"], result["oversized"], result["isError"], (result.get("pointer") or {}).get("declaredChars"),
-    )
+    )))

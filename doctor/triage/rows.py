@@ -74,6 +74,18 @@ class RowDigest:
         return self._hash.hexdigest()
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def storable(value):
+    """`value` as the database can hold it: DuckDB stores valid UTF-8 only, so each lone surrogate
+    in a string (JSON's "\\ud800" escape, a file name that is not UTF-8) becomes U+FFFD. One such
+    string in a hostile session used to stop the whole scan."""
+    if type(value) is str and not value.isascii():
+        return _SURROGATE.sub("\ufffd", value)
+    return value
+
+
 def tool_type(name: str, budget_source: str) -> str:
     return "mcp" if budget_source == "mcp" or is_mcp_tool_name(name) else "built-in"
 

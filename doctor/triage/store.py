@@ -16,7 +16,7 @@ from pathlib import Path
 import duckdb
 
 from doctor.triage.fingerprint import Fingerprint
-from doctor.triage.rows import OK, SESSION_COLUMNS, FileOutcome
+from doctor.triage.rows import OK, SESSION_COLUMNS, FileOutcome, storable
 from doctor.triage.schema import SCHEMA_VERSION, TABLES, arrow_results
 
 
@@ -144,7 +144,7 @@ class Store:
                 session = outcome.session
                 db.execute(f"{verb} INTO sessions ({', '.join(SESSION_COLUMNS)}) "
                            f"VALUES ({', '.join('?' for _ in SESSION_COLUMNS)})",
-                           [session[column] for column in SESSION_COLUMNS])
+                           [storable(session[column]) for column in SESSION_COLUMNS])
                 self._insert_results(key, outcome.results)
             elif not fresh:
                 self._forget(key)
@@ -186,7 +186,7 @@ class Store:
     def _file_row(self, key, shown, fp, status, reason, scan_id, archive_key, verb="INSERT OR REPLACE") -> None:
         values = [fp.size, fp.mtime_ns, fp.head_len, fp.head_digest, fp.tail_len, fp.tail_digest] if fp else [None] * 6
         self.db.execute(f"{verb} INTO files VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                        [key, shown, archive_key, *values, status, reason, scan_id])
+                        [key, storable(shown), archive_key, *values, status, storable(reason), scan_id])
 
     def _insert_results(self, key: str, rows: list[tuple]) -> None:
         """A session's result rows as one Arrow table, which DuckDB reads column by column: half the

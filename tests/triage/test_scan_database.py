@@ -284,3 +284,26 @@ def test_answers_without_a_database_fail_clearly(capsys, tmp_path: Path) -> None
     assert not (tmp_path / "none.duckdb").exists()
     code, _, err = scan(capsys, tmp_path / "db", tmp_path / "missing.jsonl")
     assert code == 2 and "missing.jsonl: no such file" in err and not (tmp_path / "db").exists()
+
+
+def test_lone_surrogates_are_stored_as_replacement_characters(capsys, tmp_path: Path) -> None:
+    """DuckDB holds valid UTF-8 only: a tool name with JSON's lone-surrogate escape, or a file name that is
+    not UTF-8, used to stop the whole scan (exit 4) at the insert; each is stored with U+FFFD in its place."""
+    import os
+
+    inbox = tmp_path / "inbox"
+    inbox.mkdir()
+    text = (RECORDINGS / "qwen" / "oversized-alarm" / "session.jsonl").read_text()
+    assert '"name":"glob"' in text
+    (inbox / "tool.jsonl").write_text(text.replace('"name":"glob"', '"name":"glob\\ud800"'))
+    try:
+        odd_name = os.fsdecode(os.fsencode(str(inbox)) + b"/not-utf8-\xff.jsonl")
+        shutil.copy(RECORDINGS / "qwen" / "errors" / "session.jsonl", odd_name)
+    except (OSError, UnicodeError):
+        pytest.skip("this file system refuses a file name that is not UTF-8")
+    db = tmp_path / "t.duckdb"
+    code, out, err = scan(capsys, db, inbox)
+    assert code == 0, err
+    assert table(db, "SELECT count(*) FROM sessions")[0][0] == 2
+    assert ("glob\ufffd",) in table(db, "SELECT DISTINCT tool FROM results")
+    assert any(path.endswith("not-utf8-\ufffd.jsonl") for (path,) in table(db, "SELECT path FROM files"))
