@@ -28,9 +28,38 @@ RESULT_TYPES = {
     "error": "BOOLEAN NOT NULL",
     "declared_chars": "BIGINT",
 }
+SESSION_TYPES = {
+    "session_key": "VARCHAR PRIMARY KEY",
+    "path": "VARCHAR NOT NULL",
+    "source": "VARCHAR NOT NULL",
+    "agent": "VARCHAR",
+    "agent_version": "VARCHAR",
+    "format": "VARCHAR",
+    "session_id": "VARCHAR",
+    "project_hash": "VARCHAR",
+    "started": "VARCHAR",
+    "size_bytes": "BIGINT",
+    "records": "BIGINT",
+    "tool_results": "BIGINT",
+    "retained_chars": "DOUBLE",
+    "retained_tokens": "BIGINT",
+    "largest_chars": "DOUBLE",
+    "oversized": "BIGINT",
+    **{column: "BIGINT NOT NULL" for column in LAYER_COLUMNS},
+    "side_channel_chars": "BIGINT NOT NULL",
+    "side_channel_copies": "BIGINT NOT NULL",
+    "spill_findings": "BIGINT",
+    "input_problems": "BIGINT NOT NULL",
+    "retention_unavailable": "VARCHAR",
+    "results_complete": "BOOLEAN NOT NULL",
+    "results_digest": "VARCHAR NOT NULL",
+}
 _ARROW_TYPES = {"BIGINT": "int64", "DOUBLE": "float64", "VARCHAR": "string", "BOOLEAN": "bool_"}
 
-_LAYERS = ",\n    ".join(f"{column} BIGINT NOT NULL" for column in LAYER_COLUMNS)
+
+def _create(table: str, types: dict[str, str]) -> str:
+    return f"CREATE TABLE {table} (\n" + ",\n".join(f"    {column} {kind}" for column, kind in types.items()) + "\n)"
+
 
 TABLES = {
     "meta": """CREATE TABLE meta (key VARCHAR PRIMARY KEY, value VARCHAR NOT NULL)""",
@@ -62,34 +91,8 @@ TABLES = {
     reason VARCHAR,
     scan_id BIGINT NOT NULL
 )""",
-    "sessions": f"""CREATE TABLE sessions (
-    session_key VARCHAR PRIMARY KEY,
-    path VARCHAR NOT NULL,
-    source VARCHAR NOT NULL,
-    agent VARCHAR,
-    agent_version VARCHAR,
-    format VARCHAR,
-    session_id VARCHAR,
-    project_hash VARCHAR,
-    started VARCHAR,
-    size_bytes BIGINT,
-    records BIGINT,
-    tool_results BIGINT,
-    retained_chars DOUBLE,
-    retained_tokens BIGINT,
-    largest_chars DOUBLE,
-    oversized BIGINT,
-    {_LAYERS},
-    side_channel_chars BIGINT NOT NULL,
-    side_channel_copies BIGINT NOT NULL,
-    spill_findings BIGINT,
-    input_problems BIGINT NOT NULL,
-    retention_unavailable VARCHAR,
-    results_complete BOOLEAN NOT NULL,
-    results_digest VARCHAR NOT NULL
-)""",
-    "results": "CREATE TABLE results (\n    session_key VARCHAR NOT NULL,\n"
-               + ",\n".join(f"    {column} {RESULT_TYPES[column]}" for column in RESULT_COLUMNS) + "\n)",
+    "sessions": _create("sessions", SESSION_TYPES),
+    "results": _create("results", {"session_key": "VARCHAR NOT NULL", **RESULT_TYPES}),
 }
 
 
