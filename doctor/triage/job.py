@@ -70,7 +70,7 @@ def _scan_member(job: FileJob) -> FileOutcome:
 def _scan_path(job: FileJob, path: Path, *, audit: bool) -> FileOutcome:
     report = pasted.read_report(path)
     if report is not None:
-        return pasted.outcome(job, report)
+        return pasted.outcome(job, report, path)
     session = open_session(path)
     options = job.options or ReportOptions()
     report = report_for_session(session, options)

@@ -55,11 +55,28 @@ SESSION_TYPES = {
     "results_digest": "VARCHAR NOT NULL",
 }
 _ARROW_TYPES = {"BIGINT": "int64", "DOUBLE": "float64", "VARCHAR": "string", "BOOLEAN": "bool_"}
+_BIGINT = range(-(1 << 63), 1 << 63)
+_LARGEST_DOUBLE = 1.7976931348623157e308
 
 
 def _create(table: str, types: dict[str, str]) -> str:
     return f"CREATE TABLE {table} (\n" + ",\n".join(f"    {column} {kind}" for column, kind in types.items()) + "\n)"
 
+
+def fits(sql_type: str, value) -> bool:
+    """Whether a column of `sql_type` takes `value` as it is: the Python type DuckDB and Arrow expect,
+    in range, and NULL only where the column allows it. Figures from a pasted report are JSON anyone
+    could have edited; doctor's own figures always fit."""
+    if value is None:
+        return "NOT NULL" not in sql_type and "PRIMARY KEY" not in sql_type
+    kind = sql_type.split()[0]
+    if kind == "BIGINT":
+        return type(value) is int and value in _BIGINT
+    if kind == "DOUBLE":
+        return type(value) in (int, float) and abs(value) <= _LARGEST_DOUBLE
+    if kind == "BOOLEAN":
+        return type(value) is bool
+    return type(value) is str
 
 TABLES = {
     "meta": """CREATE TABLE meta (key VARCHAR PRIMARY KEY, value VARCHAR NOT NULL)""",

@@ -307,3 +307,25 @@ def test_lone_surrogates_are_stored_as_replacement_characters(capsys, tmp_path: 
     assert table(db, "SELECT count(*) FROM sessions")[0][0] == 2
     assert ("glob\ufffd",) in table(db, "SELECT DISTINCT tool FROM results")
     assert any(path.endswith("not-utf8-\ufffd.jsonl") for (path,) in table(db, "SELECT path FROM files"))
+
+
+@pytest.mark.parametrize("edit, named", [
+    (lambda result: result.update(rawChars="12"), "raw_chars '12'"),
+    (lambda result: result.update(oversized="yes"), "oversized 'yes'"),
+    (lambda result: result.update(budget={"chars": "many", "source": "tool"}), "budget_chars 'many'"),
+    (lambda result: result.update(tokens=2 ** 63 + 1), "tokens 9223372036854775809"),  # past BIGINT
+])
+def test_a_pasted_report_with_figures_of_the_wrong_kind_is_skipped_with_its_reason(capsys, tmp_path, edit, named):
+    """A report is JSON anyone could have edited; such a figure used to stop the whole scan at the insert."""
+    report = memory_json(capsys, RECORDINGS / "qwen" / "oversized-alarm" / "session.jsonl", "--results")
+    edit(report["retention"]["results"][0])
+    inbox = tmp_path / "inbox"
+    inbox.mkdir()
+    (inbox / "pasted.json").write_text(json.dumps(report))
+    shutil.copy(RECORDINGS / "qwen" / "errors" / "session.jsonl", inbox / "good.jsonl")
+    db = tmp_path / "t.duckdb"
+    code, out, err = scan(capsys, db, inbox)
+    assert code == 3, err
+    assert table(db, "SELECT status, reason FROM files WHERE path LIKE '%pasted.json'") == \
+        [("skipped", f"a doctor report whose result 0 has {named}")]
+    assert table(db, "SELECT count(*) FROM sessions")[0][0] == 1
