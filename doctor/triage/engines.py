@@ -113,9 +113,9 @@ class DaskCluster:
     """The same job on a Dask cluster (`dask.distributed`); workers must see the files at the same paths.
     Connecting is the constructor's work, so an unreachable scheduler fails before the database opens.
 
-    A Dask task costs a few milliseconds of scheduler, worker and client time, more than reading a
-    median session: one task per file made a 2,000-file scan 1.7x the local pool's time. Tasks of up
-    to 32 files or 16 MB keep that to one per ~16 MB read."""
+    A Dask task costs milliseconds of scheduler, worker and client time: one task per file made a
+    2,000-file scan 1.4-1.7x the local pool's time (1.2-1.5x with these tasks, benchmarks/RESULTS-scan.md).
+    Tasks of up to 32 files or 16 MB keep that to one per ~16 MB read."""
 
     name = "dask"
     task_files, task_bytes = 32, 16 << 20
