@@ -8,6 +8,7 @@ database as it is. Needs the `[triage]` extra; this module imports it only when 
 
 from __future__ import annotations
 
+import importlib.util
 import sys
 from pathlib import Path
 
@@ -72,6 +73,8 @@ def run_scan(args) -> int:
         from doctor.triage import compare, engines, inputs, runner  # noqa: F401 (runner: the extra's DuckDB)
     except ModuleNotFoundError as exc:
         return _fail(f"{EXTRA_HINT} ({exc.name} is missing)")
+    if (args.paths or args.scan_all) and importlib.util.find_spec("pyarrow") is None:
+        return _fail(f"{EXTRA_HINT} (pyarrow is missing)")  # the store writes result rows as Arrow tables
     try:
         args.compare = compare.parse(args.compare) if args.compare else None
         files = inputs.expand(args.paths, args.scan_all)
@@ -91,6 +94,13 @@ def run_scan(args) -> int:
 
 
 def _scan_and_answer(args, db_path: Path, files: list, engine) -> int:
+    from doctor.triage.store import ctrl_c_as_interrupt
+
+    with ctrl_c_as_interrupt():
+        return _open_scan_and_answer(args, db_path, files, engine)
+
+
+def _open_scan_and_answer(args, db_path: Path, files: list, engine) -> int:
     from doctor.triage import runner
     from doctor.triage.store import Store, StoreError
 

@@ -1,21 +1,25 @@
 """The engines that run the per-file job: a local process pool (default) or a Dask cluster.
 
 Each file is an independent job and only the main process writes the database, so
-an engine is just "map `scan_file` over jobs, yield outcomes as they finish". The
-local pool uses the forkserver start method: workers start from a clean process,
-not a fork of one holding DuckDB's threads. An engine is opened before the database
-is: a scheduler that does not answer fails the scan before anything is written.
+an engine is just "map `scan_batch` over tasks of a few files, yield each file's
+outcome as its task finishes" (the main process still writes each file in its own
+transaction). The local pool uses the forkserver start method: workers start from a
+clean process, not a fork of one holding DuckDB's threads. An engine is opened before
+the database is: a scheduler that does not answer fails the scan before anything is
+written.
 """
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import os
 import signal
+import threading
 from collections.abc import Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor, as_completed
 
-from doctor.triage.job import scan_file
+from doctor.triage.job import scan_batch, scan_file
 from doctor.triage.rows import FileJob, FileOutcome
 
 ENGINES = ("local", "dask")
@@ -33,10 +37,31 @@ def default_workers() -> int:
         return os.cpu_count() or 1
 
 
+def batches(jobs: Iterable[FileJob], most_files: int, most_bytes: int) -> list[list[FileJob]]:
+    """The jobs grouped into tasks of at most `most_files` files or `most_bytes` bytes (a larger file
+    is a task alone), largest files first: the last tasks are the small ones, so no worker waits
+    long at the end for another to finish a big file. The sort is stable: jobs of equal size
+    (archive members) keep their order."""
+    tasks: list[list[FileJob]] = []
+    task: list[FileJob] = []
+    task_bytes = 0
+    for job in sorted(jobs, key=lambda job: -job.size):
+        if task and (len(task) == most_files or task_bytes + job.size > most_bytes):
+            tasks.append(task)
+            task, task_bytes = [], 0
+        task.append(job)
+        task_bytes += job.size
+    if task:
+        tasks.append(task)
+    return tasks
+
+
 class LocalPool:
-    """A process pool on this machine (all cores unless told)."""
+    """A process pool on this machine (all cores unless told). A task costs the pool little, so tasks
+    are small: the first files reach the database soon after the scan starts."""
 
     name = "local"
+    task_files, task_bytes = 4, 4 << 20
 
     def __init__(self, workers: int | None = None):
         self.workers = workers or default_workers()
@@ -50,9 +75,10 @@ class LocalPool:
         pool = ProcessPoolExecutor(max_workers=min(self.workers, len(jobs)), mp_context=context,
                                    initializer=_ignore_ctrl_c)
         try:
-            futures = [pool.submit(scan_file, job) for job in jobs]
+            with _ctrl_c_ignored():  # the pool's processes start now and inherit the ignoring
+                futures = [pool.submit(scan_batch, task) for task in batches(jobs, self.task_files, self.task_bytes)]
             for future in as_completed(futures):
-                yield future.result()
+                yield from future.result()
         finally:
             pool.shutdown(wait=True, cancel_futures=True)
 
@@ -66,11 +92,33 @@ def _ignore_ctrl_c() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
+@contextlib.contextmanager
+def _ctrl_c_ignored():
+    """Ctrl-C ignored while the pool starts its processes, so they are born ignoring it. The
+    forkserver imports doctor before it ignores Ctrl-C itself, so one pressed then printed its
+    traceback (the initializer above only runs once a worker is up); holding the signal back
+    instead only moved the traceback to a worker still starting when the pool shut down. A
+    Ctrl-C in this short window (the first tenth of a second or so) is dropped."""
+    if threading.current_thread() is not threading.main_thread():
+        yield  # only the main thread may set a handler (and only it gets Ctrl-C)
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
 class DaskCluster:
     """The same job on a Dask cluster (`dask.distributed`); workers must see the files at the same paths.
-    Connecting is the constructor's work, so an unreachable scheduler fails before the database opens."""
+    Connecting is the constructor's work, so an unreachable scheduler fails before the database opens.
+
+    A Dask task costs milliseconds of scheduler, worker and client time: one task per file made a
+    2,000-file scan 1.4-1.7x the local pool's time (1.2-1.5x with these tasks, benchmarks/RESULTS-scan.md).
+    Tasks of up to 32 files or 16 MB keep that to one per ~16 MB read."""
 
     name = "dask"
+    task_files, task_bytes = 32, 16 << 20
 
     def __init__(self, scheduler: str):
         from distributed import Client
@@ -85,10 +133,11 @@ class DaskCluster:
 
         # with_results: outcomes are gathered in the background as tasks finish, not fetched one
         # round trip at a time (that made a 2,000-file scan 1.85x the local pool's time)
-        pending = dask_completed(self.client.map(scan_file, list(jobs), pure=False), with_results=True)
-        for future, outcome in pending:
-            future.release()  # the cluster forgets the outcome once the database has it
-            yield outcome
+        tasks = batches(jobs, self.task_files, self.task_bytes)
+        pending = dask_completed(self.client.map(scan_batch, tasks, pure=False), with_results=True)
+        for future, outcomes in pending:
+            future.release()  # the cluster forgets the outcomes once the database has them
+            yield from outcomes
 
     def close(self) -> None:
         self.client.close()

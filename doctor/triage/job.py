@@ -22,7 +22,12 @@ from doctor.report.audit_summary import category_counts
 from doctor.sources.base import SourceError
 from doctor.sources.registry import open_session
 from doctor.triage import archives, pasted
-from doctor.triage.rows import LAYER_COLUMNS, SKIPPED, FileJob, FileOutcome, finish, tool_type
+from doctor.triage.rows import LAYER_COLUMNS, SKIPPED, FileJob, FileOutcome, finish, storable, tool_type
+
+def scan_batch(jobs: list[FileJob]) -> list[FileOutcome]:
+    """The outcomes of several files, one after the other: an engine's task (see `engines.batches`)."""
+    return [scan_file(job) for job in jobs]
+
 
 def scan_file(job: FileJob) -> FileOutcome:
     """Scan one file; every failure becomes a skipped outcome with its reason."""
@@ -65,7 +70,7 @@ def _scan_member(job: FileJob) -> FileOutcome:
 def _scan_path(job: FileJob, path: Path, *, audit: bool) -> FileOutcome:
     report = pasted.read_report(path)
     if report is not None:
-        return pasted.outcome(job, report)
+        return pasted.outcome(job, report, path)
     session = open_session(path)
     options = job.options or ReportOptions()
     report = report_for_session(session, options)
@@ -119,14 +124,14 @@ def _outcome(job: FileJob, session, report, spill_findings: int | None) -> FileO
 
 def result_rows(analysis):
     """One tuple per result, in RESULT_COLUMNS order; declared_chars is the full output's size a spill stub states."""
-    types: dict[tuple[str, str], str] = {}
+    tools: dict[tuple[str, str], tuple[str, str]] = {}  # (name, budget source) -> (name as stored, tool type)
     for result in analysis.results:
         budget = result.budget
-        kind = types.get((result.tool, budget.source))
-        if kind is None:
-            kind = types[result.tool, budget.source] = tool_type(result.tool, budget.source)
+        tool = tools.get((result.tool, budget.source))
+        if tool is None:
+            tool = tools[result.tool, budget.source] = (storable(result.tool), tool_type(result.tool, budget.source))
         yield (
-            result.ordinal, result.turn, result.tool, kind, result.raw_chars, float(result.chars),
+            result.ordinal, result.turn, *tool, result.raw_chars, float(result.chars),
             tokens_for_chars(result.chars), budget.as_json_number(), budget.source, result.sentinel,
             result.oversized, result.is_error, result.stub.declared_chars if result.stub is not None else None,
         )

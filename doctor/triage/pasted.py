@@ -14,7 +14,8 @@ from doctor.core.sentinels import LAYERS
 from doctor.report.audit_summary import AUDIT_CATEGORIES
 from doctor.sources.base import SourceError
 from doctor.sources.jsonl import loads
-from doctor.triage.rows import LAYER_COLUMNS, FileJob, FileOutcome, finish, tool_type
+from doctor.triage.rows import LAYER_COLUMNS, RESULT_COLUMNS, FileJob, FileOutcome, finish, storable, tool_type
+from doctor.triage.schema import RESULT_TYPES, SESSION_TYPES, fits
 
 MARKERS = (b'"schemaVersion"', b'"generator"', b'"toolResultRetention"')
 SNIFF_BYTES = 4096
@@ -40,7 +41,7 @@ def read_report(path: Path) -> dict | None:
     return report
 
 
-def outcome(job: FileJob, report: dict) -> FileOutcome:
+def outcome(job: FileJob, report: dict, path: Path) -> FileOutcome:
     source = report.get("source") or {}
     stats = report.get("toolResultRetention")
     retention = report["retention"]
@@ -76,13 +77,32 @@ def outcome(job: FileJob, report: dict) -> FileOutcome:
         "retention_unavailable": None if available else retention.get("reason"),
         "results_complete": isinstance(results, list),
     }
+    _check_figures(path, row, rows)
     return finish(job, row, rows)
+
+
+def _check_figures(path: Path, row: dict, rows: list[tuple]) -> None:
+    """A report is JSON anyone could have edited: one whose figures the database cannot take as they
+    are (a count that is a string, a flag that is a number, a size past 64 bits) is skipped, naming
+    the first such figure, instead of stopping the scan at the insert."""
+    for column, value in row.items():
+        if not fits(SESSION_TYPES[column], value):
+            raise SourceError(path, f"a doctor report whose {column} is {_shown(value)}")
+    for result in rows:
+        for column, value in zip(RESULT_COLUMNS, result):
+            if not fits(RESULT_TYPES[column], value):
+                raise SourceError(path, f"a doctor report whose result {_shown(result[0])} has {column} {_shown(value)}")
+
+
+def _shown(value) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def _row(result: dict) -> tuple:
     budget = result.get("budget") or {}
-    return (
+    return tuple(map(storable, (
         result["ordinal"], result["turn"], result["tool"], tool_type(result["tool"], budget.get("source", "")),
         result["rawChars"], float(result["chars"]), result["tokens"], budget.get("chars"), budget.get("source"),
         result["layer"], result["oversized"], result["isError"], (result.get("pointer") or {}).get("declaredChars"),
-    )
+    )))

@@ -43,6 +43,7 @@ class FileJob:
     options: object = None  # assemble.ReportOptions
     known_results: int = 0  # rows already stored for a file that grew by appends
     known_digest: str | None = None  # digest of those rows
+    size: int = 0  # bytes to read (0 for an archive member), to group jobs into tasks of similar cost
 
 
 @dataclass
@@ -71,6 +72,18 @@ class RowDigest:
 
     def hexdigest(self) -> str:
         return self._hash.hexdigest()
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def storable(value):
+    """`value` as the database can hold it: DuckDB stores valid UTF-8 only, so each lone surrogate
+    in a string (JSON's "\\ud800" escape, a file name that is not UTF-8) becomes U+FFFD. One such
+    string in a hostile session used to stop the whole scan."""
+    if type(value) is str and not value.isascii():
+        return _SURROGATE.sub("\ufffd", value)
+    return value
 
 
 def tool_type(name: str, budget_source: str) -> str:

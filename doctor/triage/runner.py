@@ -17,7 +17,7 @@ from doctor.triage import archives
 from doctor.triage.fingerprint import CHANGED, GROWN, NEW, UNCHANGED, Fingerprint, compare, fingerprint
 from doctor.triage.inputs import file_key, shown
 from doctor.triage.rows import SKIPPED, FileJob, FileOutcome
-from doctor.triage.store import Store
+from doctor.triage.store import Store, ctrl_c_as_interrupt
 
 
 @dataclass
@@ -40,23 +40,24 @@ class ScanRequest:
 def scan(store: Store, request: ScanRequest) -> ScanSummary:
     summary = ScanSummary()
     engine = request.engine or _local_pool()
-    scan_id = store.begin_scan(engine.name)
-    known = store.known_files()
-    try:
-        jobs, prints, archive_of, fresh = _plan(store, request, known, summary, scan_id)
-        for outcome in engine.run(jobs):
-            is_fresh = outcome.key in fresh
-            fresh.discard(outcome.key)  # a tar may hold one member name twice: the second replaces the first
-            summary.counts["results_written"] += store.write(outcome, prints.get(outcome.key), scan_id,
-                                                             archive_of.get(outcome.key), fresh=is_fresh)
-            if outcome.status == SKIPPED:
-                summary.counts["skipped"] += 1
-                summary.skipped[outcome.reason] += 1
-    except KeyboardInterrupt:
-        summary.interrupted = True
-        raise
-    finally:
-        store.finish_scan(scan_id, summary.counts, summary.interrupted)
+    with ctrl_c_as_interrupt():
+        scan_id = store.begin_scan(engine.name)
+        known = store.known_files()
+        try:
+            jobs, prints, archive_of, fresh = _plan(store, request, known, summary, scan_id)
+            for outcome in engine.run(jobs):
+                is_fresh = outcome.key in fresh
+                fresh.discard(outcome.key)  # a tar may hold one member name twice: the second replaces the first
+                summary.counts["results_written"] += store.write(outcome, prints.get(outcome.key), scan_id,
+                                                                 archive_of.get(outcome.key), fresh=is_fresh)
+                if outcome.status == SKIPPED:
+                    summary.counts["skipped"] += 1
+                    summary.skipped[outcome.reason] += 1
+        except KeyboardInterrupt:
+            summary.interrupted = True
+            raise
+        finally:
+            store.finish_scan(scan_id, summary.counts, summary.interrupted)
     return summary
 
 
@@ -108,7 +109,8 @@ def _plan(store: Store, request: ScanRequest, known: dict, summary: ScanSummary,
         prints[key] = now
         if key not in known:
             fresh.add(key)
-        jobs.append(FileJob(key, str(path), shown(path, style), None, request.options, known_results, known_digest))
+        jobs.append(FileJob(key, str(path), shown(path, style), None, request.options, known_results, known_digest,
+                            size=now.size))
     return jobs, prints, archive_of, fresh
 
 

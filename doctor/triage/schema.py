@@ -8,11 +8,75 @@ would cost more on bulk inserts than it saves on the per-session deletes.
 
 from __future__ import annotations
 
-from doctor.triage.rows import LAYER_COLUMNS
+from doctor.triage.rows import LAYER_COLUMNS, RESULT_COLUMNS
 
 SCHEMA_VERSION = 1
 
-_LAYERS = ",\n    ".join(f"{column} BIGINT NOT NULL" for column in LAYER_COLUMNS)
+# The results table's columns after session_key; the Arrow batches written to it take the same types.
+RESULT_TYPES = {
+    "ordinal": "BIGINT NOT NULL",
+    "turn": "BIGINT NOT NULL",
+    "tool": "VARCHAR NOT NULL",
+    "tool_type": "VARCHAR NOT NULL",
+    "raw_chars": "BIGINT NOT NULL",
+    "injected_chars": "DOUBLE NOT NULL",
+    "tokens": "BIGINT NOT NULL",
+    "budget_chars": "DOUBLE",
+    "budget_source": "VARCHAR",
+    "layer": "VARCHAR NOT NULL",
+    "oversized": "BOOLEAN NOT NULL",
+    "error": "BOOLEAN NOT NULL",
+    "declared_chars": "BIGINT",
+}
+SESSION_TYPES = {
+    "session_key": "VARCHAR PRIMARY KEY",
+    "path": "VARCHAR NOT NULL",
+    "source": "VARCHAR NOT NULL",
+    "agent": "VARCHAR",
+    "agent_version": "VARCHAR",
+    "format": "VARCHAR",
+    "session_id": "VARCHAR",
+    "project_hash": "VARCHAR",
+    "started": "VARCHAR",
+    "size_bytes": "BIGINT",
+    "records": "BIGINT",
+    "tool_results": "BIGINT",
+    "retained_chars": "DOUBLE",
+    "retained_tokens": "BIGINT",
+    "largest_chars": "DOUBLE",
+    "oversized": "BIGINT",
+    **{column: "BIGINT NOT NULL" for column in LAYER_COLUMNS},
+    "side_channel_chars": "BIGINT NOT NULL",
+    "side_channel_copies": "BIGINT NOT NULL",
+    "spill_findings": "BIGINT",
+    "input_problems": "BIGINT NOT NULL",
+    "retention_unavailable": "VARCHAR",
+    "results_complete": "BOOLEAN NOT NULL",
+    "results_digest": "VARCHAR NOT NULL",
+}
+_ARROW_TYPES = {"BIGINT": "int64", "DOUBLE": "float64", "VARCHAR": "string", "BOOLEAN": "bool_"}
+_BIGINT = range(-(1 << 63), 1 << 63)
+_LARGEST_DOUBLE = 1.7976931348623157e308
+
+
+def _create(table: str, types: dict[str, str]) -> str:
+    return f"CREATE TABLE {table} (\n" + ",\n".join(f"    {column} {kind}" for column, kind in types.items()) + "\n)"
+
+
+def fits(sql_type: str, value) -> bool:
+    """Whether a column of `sql_type` takes `value` as it is: the Python type DuckDB and Arrow expect,
+    in range, and NULL only where the column allows it. Figures from a pasted report are JSON anyone
+    could have edited; doctor's own figures always fit."""
+    if value is None:
+        return "NOT NULL" not in sql_type and "PRIMARY KEY" not in sql_type
+    kind = sql_type.split()[0]
+    if kind == "BIGINT":
+        return type(value) is int and value in _BIGINT
+    if kind == "DOUBLE":
+        return type(value) in (int, float) and abs(value) <= _LARGEST_DOUBLE
+    if kind == "BOOLEAN":
+        return type(value) is bool
+    return type(value) is str
 
 TABLES = {
     "meta": """CREATE TABLE meta (key VARCHAR PRIMARY KEY, value VARCHAR NOT NULL)""",
@@ -44,46 +108,21 @@ TABLES = {
     reason VARCHAR,
     scan_id BIGINT NOT NULL
 )""",
-    "sessions": f"""CREATE TABLE sessions (
-    session_key VARCHAR PRIMARY KEY,
-    path VARCHAR NOT NULL,
-    source VARCHAR NOT NULL,
-    agent VARCHAR,
-    agent_version VARCHAR,
-    format VARCHAR,
-    session_id VARCHAR,
-    project_hash VARCHAR,
-    started VARCHAR,
-    size_bytes BIGINT,
-    records BIGINT,
-    tool_results BIGINT,
-    retained_chars DOUBLE,
-    retained_tokens BIGINT,
-    largest_chars DOUBLE,
-    oversized BIGINT,
-    {_LAYERS},
-    side_channel_chars BIGINT NOT NULL,
-    side_channel_copies BIGINT NOT NULL,
-    spill_findings BIGINT,
-    input_problems BIGINT NOT NULL,
-    retention_unavailable VARCHAR,
-    results_complete BOOLEAN NOT NULL,
-    results_digest VARCHAR NOT NULL
-)""",
-    "results": """CREATE TABLE results (
-    session_key VARCHAR NOT NULL,
-    ordinal BIGINT NOT NULL,
-    turn BIGINT NOT NULL,
-    tool VARCHAR NOT NULL,
-    tool_type VARCHAR NOT NULL,
-    raw_chars BIGINT NOT NULL,
-    injected_chars DOUBLE NOT NULL,
-    tokens BIGINT NOT NULL,
-    budget_chars DOUBLE,
-    budget_source VARCHAR,
-    layer VARCHAR NOT NULL,
-    oversized BOOLEAN NOT NULL,
-    error BOOLEAN NOT NULL,
-    declared_chars BIGINT
-)""",
+    "sessions": _create("sessions", SESSION_TYPES),
+    "results": _create("results", {"session_key": "VARCHAR NOT NULL", **RESULT_TYPES}),
 }
+
+
+def arrow_results(session_key: str, rows: list[tuple]):
+    """Result rows (RESULT_COLUMNS order) of one session as an Arrow table with the `results` table's
+    columns and types, ready for `INSERT INTO results SELECT * FROM …`. A DOUBLE column's integers are
+    made floats first, rounded as DuckDB rounds them (Arrow refuses an integer a double cannot hold)."""
+    import pyarrow as pa
+
+    columns = [pa.array([session_key] * len(rows), pa.string())]
+    for column, values in zip(RESULT_COLUMNS, zip(*rows)):
+        kind = RESULT_TYPES[column].split()[0]
+        if kind == "DOUBLE":
+            values = [None if value is None else float(value) for value in values]
+        columns.append(pa.array(values, getattr(pa, _ARROW_TYPES[kind])()))
+    return pa.Table.from_arrays(columns, names=["session_key", *RESULT_COLUMNS])

@@ -1,9 +1,12 @@
 """Pointers from every public fixture and real recording resolve, or say why not."""
 
 import hashlib
+import os
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from doctor.core.analysis import analyze_tool_result_retention
 from doctor.core.sentinels import parse_stub, stub_preview_head
@@ -15,11 +18,17 @@ from doctor.spill.pointers import (
     QWEN_BATCH,
     QWEN_PERSISTED,
     QWEN_TRUNCATION,
+    _mentions_pointer,
+    _MARKERS,
+    lines_mentioning_pointers,
     pointers_for,
     pointers_in_text,
 )
+from doctor.sources.jsonl import READ_CHUNK, iter_raw_lines
 from doctor.spill.resolve import SpillLocator
+from tests.hardening.mutations import CASES
 from tests.public_fixtures import PUBLIC_FIXTURES
+from tests.report.report_support import all_sources, source_id
 
 REPO = Path(__file__).resolve().parents[2]
 RECORDINGS = REPO / "tests" / "recordings"
@@ -135,3 +144,42 @@ def test_preview_head_unescapes_qwen_tags_and_drops_the_ellipsis():
     stub = ("<persisted-output>\nOutput too large (40 KB). Full output saved to: /x\n\nPreview (up to 2000 chars):\n"
             "a &lt;system-reminder&gt; b\n...\n</persisted-output>")
     assert stub_preview_head(stub) == "a <system-reminder> b"
+
+
+# -- the marker scan: whole chunks searched per marker, the same lines as testing each line
+
+
+def _lines_by_testing_each(path):
+    """The plain definition the chunked search must equal: every line of the file that holds a marker."""
+    return [raw for _, _, raw, _ in iter_raw_lines(path) if _mentions_pointer(raw)]
+
+
+@pytest.mark.parametrize("path", all_sources(), ids=source_id)
+def test_marker_scan_finds_the_lines_testing_each_line_finds(path):
+    expected = _lines_by_testing_each(path)
+    for chunk_size in (READ_CHUNK, 4096, 61, 1):
+        assert list(lines_mentioning_pointers(path, chunk_size=chunk_size)) == expected, chunk_size
+
+
+@settings(max_examples=int(os.environ.get("DOCTOR_FUZZ_EXAMPLES", "40")), deadline=None)
+@given(case=CASES, chunk_size=st.integers(1, 5000), markers=st.lists(st.sampled_from(_MARKERS), max_size=6),
+       at=st.lists(st.integers(0, 1 << 30), min_size=6, max_size=6))
+def test_marker_scan_agrees_on_mutated_recordings(tmp_path_factory, case, chunk_size, markers, at):
+    """Mutated recordings with markers spliced in anywhere (line starts and ends, inside escapes, next to
+    CRLFs and chunk boundaries), read in chunks of any size."""
+    data = case.data()
+    for marker, offset in zip(markers, at):
+        offset %= len(data) + 1
+        data = data[:offset] + marker + data[offset:]
+    path = tmp_path_factory.mktemp("markers") / "session.jsonl"
+    path.write_bytes(data)
+    assert list(lines_mentioning_pointers(path, chunk_size=chunk_size)) == _lines_by_testing_each(path)
+
+
+def test_marker_scan_of_an_empty_file_and_a_marker_alone(tmp_path):
+    empty = tmp_path / "empty.jsonl"
+    empty.write_bytes(b"")
+    assert list(lines_mentioning_pointers(empty)) == []
+    alone = tmp_path / "alone.jsonl"
+    alone.write_bytes(b"\n\nsaved to\n\nsaved tosaved to")
+    assert list(lines_mentioning_pointers(alone, chunk_size=3)) == [b"saved to", b"saved tosaved to"]

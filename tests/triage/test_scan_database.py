@@ -284,3 +284,48 @@ def test_answers_without_a_database_fail_clearly(capsys, tmp_path: Path) -> None
     assert not (tmp_path / "none.duckdb").exists()
     code, _, err = scan(capsys, tmp_path / "db", tmp_path / "missing.jsonl")
     assert code == 2 and "missing.jsonl: no such file" in err and not (tmp_path / "db").exists()
+
+
+def test_lone_surrogates_are_stored_as_replacement_characters(capsys, tmp_path: Path) -> None:
+    """DuckDB holds valid UTF-8 only: a tool name with JSON's lone-surrogate escape, or a file name that is
+    not UTF-8, used to stop the whole scan (exit 4) at the insert; each is stored with U+FFFD in its place."""
+    import os
+
+    inbox = tmp_path / "inbox"
+    inbox.mkdir()
+    text = (RECORDINGS / "qwen" / "oversized-alarm" / "session.jsonl").read_text()
+    assert '"name":"glob"' in text
+    (inbox / "tool.jsonl").write_text(text.replace('"name":"glob"', '"name":"glob\\ud800"'))
+    try:
+        odd_name = os.fsdecode(os.fsencode(str(inbox)) + b"/not-utf8-\xff.jsonl")
+        shutil.copy(RECORDINGS / "qwen" / "errors" / "session.jsonl", odd_name)
+    except (OSError, UnicodeError):
+        pytest.skip("this file system refuses a file name that is not UTF-8")
+    db = tmp_path / "t.duckdb"
+    code, out, err = scan(capsys, db, inbox)
+    assert code == 0, err
+    assert table(db, "SELECT count(*) FROM sessions")[0][0] == 2
+    assert ("glob\ufffd",) in table(db, "SELECT DISTINCT tool FROM results")
+    assert any(path.endswith("not-utf8-\ufffd.jsonl") for (path,) in table(db, "SELECT path FROM files"))
+
+
+@pytest.mark.parametrize("edit, named", [
+    (lambda result: result.update(rawChars="12"), "raw_chars '12'"),
+    (lambda result: result.update(oversized="yes"), "oversized 'yes'"),
+    (lambda result: result.update(budget={"chars": "many", "source": "tool"}), "budget_chars 'many'"),
+    (lambda result: result.update(tokens=2 ** 63 + 1), "tokens 9223372036854775809"),  # past BIGINT
+])
+def test_a_pasted_report_with_figures_of_the_wrong_kind_is_skipped_with_its_reason(capsys, tmp_path, edit, named):
+    """A report is JSON anyone could have edited; such a figure used to stop the whole scan at the insert."""
+    report = memory_json(capsys, RECORDINGS / "qwen" / "oversized-alarm" / "session.jsonl", "--results")
+    edit(report["retention"]["results"][0])
+    inbox = tmp_path / "inbox"
+    inbox.mkdir()
+    (inbox / "pasted.json").write_text(json.dumps(report))
+    shutil.copy(RECORDINGS / "qwen" / "errors" / "session.jsonl", inbox / "good.jsonl")
+    db = tmp_path / "t.duckdb"
+    code, out, err = scan(capsys, db, inbox)
+    assert code == 3, err
+    assert table(db, "SELECT status, reason FROM files WHERE path LIKE '%pasted.json'") == \
+        [("skipped", f"a doctor report whose result 0 has {named}")]
+    assert table(db, "SELECT count(*) FROM sessions")[0][0] == 1
