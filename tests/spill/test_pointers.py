@@ -18,13 +18,11 @@ from doctor.spill.pointers import (
     QWEN_BATCH,
     QWEN_PERSISTED,
     QWEN_TRUNCATION,
-    _mentions_pointer,
-    _MARKERS,
-    lines_mentioning_pointers,
     pointers_for,
     pointers_in_text,
 )
 from doctor.sources.jsonl import READ_CHUNK, iter_raw_lines
+from doctor.spill.marker_scan import _MARKERS, _mentions_pointer, lines_mentioning_pointers
 from doctor.spill.resolve import SpillLocator
 from tests.hardening.mutations import CASES
 from tests.public_fixtures import PUBLIC_FIXTURES
