@@ -208,7 +208,19 @@ def test_values_decoded_from_a_copy_are_measured_and_found_in_the_line(a, b, sho
     for raw, value in ((decoded.a, a), (decoded.b, b)):
         assert copy_text_units(raw, text, spans) == text_chars(value)
         start, end = copy_span(raw, text, spans, 0)
-        assert json.loads(line[start:end].decode("utf-8", "surrogatepass")) == value
+        assert _as_js(json.loads(line[start:end].decode("utf-8", "surrogatepass"))) == _as_js(value)
+
+
+def _as_js(value):
+    """The value with each string as its UTF-16 code units, as JavaScript holds it: a surrogate pair
+    written as two escapes decodes to one astral character, the same JS string as the two surrogates."""
+    if isinstance(value, str):
+        return value.encode("utf-16-le", "surrogatepass")
+    if isinstance(value, list):
+        return [_as_js(item) for item in value]
+    if isinstance(value, dict):
+        return {_as_js(key): _as_js(item) for key, item in value.items()}
+    return value
 
 
 def test_copy_text_units_gives_up_where_the_decoded_value_could_count_otherwise() -> None:
