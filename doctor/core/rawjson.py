@@ -154,12 +154,12 @@ def py_scan_value(buffer, start: int, stop: int, shorten: int):
 MAX_MARKERS = 16
 
 
-def py_marked_lines(buffer: bytes, start: int, stop: int, markers: tuple[bytes, ...]):
-    """([(begin, end), ...], newlines): the lines of `buffer[start:stop]` (whole lines: `start` begins
-    one, each ends at its "\n", the last maybe at `stop`) that hold any of `markers`, in order, each
-    once, without their "\n"; and the "\n" in `buffer[start:stop]`. One `bytes.find` pass per marker;
-    only the lines around a hit are looked at. A marker is non-empty bytes without a newline (a line
-    holds it whole), MAX_MARKERS of them at most; else ValueError."""
+def py_marked_lines(buffer, start: int, stop: int, markers: tuple[bytes, ...]):
+    """([(begin, end), ...], newlines): the lines of `buffer[start:stop]` (bytes or an mmap; whole
+    lines: `start` begins one, each ends at its "\n", the last maybe at `stop`) that hold any of
+    `markers`, in order, each once, without their "\n"; and the "\n" in `buffer[start:stop]`. One
+    `bytes.find` pass per marker; only the lines around a hit are looked at. A marker is non-empty
+    bytes without a newline (a line holds it whole), MAX_MARKERS of them at most; else ValueError."""
     if len(markers) > MAX_MARKERS or not all(isinstance(m, bytes) and m and b"\n" not in m for m in markers):
         raise ValueError(f"markers must be at most {MAX_MARKERS} non-empty bytes without a newline")
     lines: dict[int, int] = {}
@@ -173,7 +173,9 @@ def py_marked_lines(buffer: bytes, start: int, stop: int, markers: tuple[bytes, 
                 end = stop
             lines[begin] = end
             at = buffer.find(marker, end, stop)
-    return sorted(lines.items()), buffer.count(b"\n", start, stop)
+    # bytes are counted in place; a map has no `count`: its run is copied
+    newlines = buffer.count(b"\n", start, stop) if isinstance(buffer, bytes) else buffer[start:stop].count(b"\n")
+    return sorted(lines.items()), newlines
 
 
 class ShortenedLine:

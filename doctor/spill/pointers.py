@@ -24,7 +24,7 @@ from doctor.core.sentinels import BATCH_OFFLOAD, IN_TOOL_TRUNCATION, NONE, parse
 from doctor.sources.autobot import find_anchors
 from doctor.sources.base import LoadedSession, SourceError
 from doctor.sources.jsonl import loads
-from doctor.spill.marker_scan import _mentions_pointer, lines_mentioning_pointers
+from doctor.spill.marker_scan import lines_mentioning_pointers
 
 QWEN_TRUNCATION = "qwen-truncation"
 QWEN_PERSISTED = "qwen-persisted"
@@ -252,19 +252,19 @@ def _subagent_files(path: Path) -> list[Path]:
 
 
 def _file_evidence(agent: str, path: Path, source: str) -> Iterator[SpillPointer]:
-    for record in _records_mentioning_pointers(path):
+    # The session's own file: its line count is remembered for `count_records` (a subagent's is not).
+    for record in _records_mentioning_pointers(path, remember_count=source == FROM_RECORD):
         yield from _record_pointers(agent, record, source)
 
 
-def _records_mentioning_pointers(path: Path) -> Iterator[object]:
+def _records_mentioning_pointers(path: Path, *, remember_count: bool = False) -> Iterator[object]:
     """Parsed records whose raw line mentions a pointer; a `.json` file is one (legacy Gemini) document."""
     try:
         if path.suffix == ".json":
-            document = path.read_bytes()
-            if _mentions_pointer(document):
-                yield loads(document)
+            if any(lines_mentioning_pointers(path)):
+                yield loads(path.read_bytes())
             return
-        for raw in lines_mentioning_pointers(path):
+        for raw in lines_mentioning_pointers(path, remember_count=remember_count):
             try:
                 yield loads(raw)
             except ValueError:

@@ -48,7 +48,7 @@ from doctor.core import _rawjson  # noqa: E402
 from doctor.core._rawjson import (  # noqa: E402
     copy_span, copy_text_units, marked_lines, scan_line, scan_record, scan_value, string_units)
 from doctor.sources.claude_codex_common import text_chars  # noqa: E402
-from doctor.spill.marker_scan import _MARKERS as MARKERS  # noqa: E402
+from doctor.spill.marker_scan import MARKERS  # noqa: E402
 from tests.report.report_support import all_sources, source_id  # noqa: E402
 
 FIXTURE_OK = [HealthCheck.function_scoped_fixture]
