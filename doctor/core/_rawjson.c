@@ -1033,25 +1033,319 @@ static PyObject *offset_in(PyObject *self, PyObject *args) {
     return PyLong_FromSsize_t(offset);
 }
 
-/* Point the dispatched functions at one compiled variant: "generic", "popcnt" (x86 with popcnt),
- * "avx2" (also AVX2 for the line scan) or "best" for this CPU; 0 when this build or CPU lacks it. */
+/* -- The spill marker scan: the lines of a buffer that hold any of a few byte strings ------------------
+ * (doctor.spill's markers) and its newlines, in one pass; doctor.core.rawjson.py_marked_lines is the
+ * exact definition (a bytes.find per marker). Each marker is looked for at two of its bytes, the two
+ * `commonness` rates rarest: a 64-byte block's positions where both are in place (Muła's "SIMD-friendly
+ * algorithms for substring searching", on a chosen pair of bytes as the memchr crate's packed pair
+ * does) are the only ones compared whole; the block's newlines come from the same loads. */
+
+#define MAX_MARKERS 16
+
+typedef struct {
+    const unsigned char *text;
+    Py_ssize_t length, first, second; /* the positions the filter compares */
+} Marker;
+
+typedef struct {
+    Marker items[MAX_MARKERS];
+    int count;
+    Py_ssize_t farthest; /* the largest `second`: a block at p[i] reads p[i:i + 64 + farthest] */
+    /* items[m].text[first] and [second], 32 times each, for the SIMD compares */
+    _Alignas(32) unsigned char first_bytes[MAX_MARKERS][32];
+    _Alignas(32) unsigned char second_bytes[MAX_MARKERS][32];
+} MarkerSet;
+
+/* How common a byte is in session text, 0 the rarest: capitals, then lowercase letters in English
+ * frequency order, digits and punctuation among the common letters, space and quote most common.
+ * Only the speed of the scan depends on it (how often a block's pair of bytes is in place by chance). */
+static int commonness(unsigned char c) {
+    static const char letters[] = "zqxjkvbpygfwmucldrhsnioate"; /* rarest first */
+    if (c >= 'A' && c <= 'Z') return 0;
+    if (c >= 'a' && c <= 'z') return 1 + (int)(strchr(letters, c) - letters);
+    if (c == ' ' || c == '"') return 40;
+    return 13; /* digits, punctuation, other bytes: about 'm' */
+}
+
+/* The two positions of the marker whose bytes are rarest (the first of equals), in order. */
+static void pick_pair(Marker *marker) {
+    Py_ssize_t best = 0, next = -1;
+    for (Py_ssize_t k = 1; k < marker->length; k++)
+        if (commonness(marker->text[k]) < commonness(marker->text[best])) best = k;
+    for (Py_ssize_t k = 0; k < marker->length; k++)
+        if (k != best && (next < 0 || commonness(marker->text[k]) < commonness(marker->text[next]))) next = k;
+    if (next < 0) next = best; /* a one-byte marker */
+    marker->first = best < next ? best : next, marker->second = best < next ? next : best;
+}
+
+/* Fill `set` from a tuple of markers (non-empty bytes without a newline: a line holds a marker
+ * whole); 0 with an exception set when it is not one. */
+static int marker_set(PyObject *markers, MarkerSet *set) {
+    Py_ssize_t count = PyTuple_GET_SIZE(markers);
+    if (count > MAX_MARKERS) {
+        PyErr_Format(PyExc_ValueError, "at most %d markers", MAX_MARKERS);
+        return 0;
+    }
+    set->count = (int)count, set->farthest = 0;
+    for (Py_ssize_t m = 0; m < count; m++) {
+        PyObject *item = PyTuple_GET_ITEM(markers, m);
+        if (!PyBytes_Check(item) || PyBytes_GET_SIZE(item) == 0
+            || memchr(PyBytes_AS_STRING(item), '\n', PyBytes_GET_SIZE(item))) {
+            PyErr_SetString(PyExc_ValueError, "markers must be non-empty bytes without a newline");
+            return 0;
+        }
+        Marker *marker = &set->items[m];
+        marker->text = (const unsigned char *)PyBytes_AS_STRING(item), marker->length = PyBytes_GET_SIZE(item);
+        pick_pair(marker);
+        if (marker->second > set->farthest) set->farthest = marker->second;
+        memset(set->first_bytes[m], marker->text[marker->first], 32);
+        memset(set->second_bytes[m], marker->text[marker->second], 32);
+    }
+    return 1;
+}
+
+/* Whether a marker starts at p[at] (and ends by `stop`). */
+static INLINE int marker_at(const unsigned char *p, Py_ssize_t at, Py_ssize_t stop, const MarkerSet *set) {
+    for (int m = 0; m < set->count; m++) {
+        const Marker *marker = &set->items[m];
+        if (at + marker->length <= stop && p[at] == marker->text[0] && !memcmp(p + at, marker->text, marker->length))
+            return 1;
+    }
+    return 0;
+}
+
+/* The candidates of p[0:min(64, left)] (bit k: a marker's pair of bytes is in place at p[k], within
+ * p[:left]) and its newlines in *newlines, a byte at a time: a block's tail. */
+static INLINE uint64_t marker_candidates_bytewise(const unsigned char *p, Py_ssize_t left, const MarkerSet *set,
+                                                  uint64_t *newlines) {
+    Py_ssize_t size = left < 64 ? left : 64;
+    uint64_t found = 0, lines = 0;
+    for (Py_ssize_t k = 0; k < size; k++) {
+        lines |= (uint64_t)(p[k] == '\n') << k;
+        for (int m = 0; m < set->count; m++) {
+            const Marker *marker = &set->items[m];
+            if (k + marker->length <= left && p[k + marker->first] == marker->text[marker->first]
+                && p[k + marker->second] == marker->text[marker->second]) {
+                found |= (uint64_t)1 << k;
+                break;
+            }
+        }
+    }
+    *newlines = lines;
+    return found;
+}
+
+/* One bit per byte of a bytes_equal result (its high bits), in byte order. */
+static INLINE uint64_t byte_bits(uint64_t highs) {
+    return ((highs >> 7) * 0x0102040810204080ULL) >> 56;
+}
+
+/* marker_candidates_bytewise for a whole block (p[0:64 + farthest] readable), eight bytes at a time
+ * (SWAR): the scan where there is no SSE2. */
+static INLINE uint64_t marker_candidates_words(const unsigned char *p, const MarkerSet *set, uint64_t *newlines) {
+    uint64_t found = 0, lines = 0;
+    for (int k = 0; k < 8; k++) {
+        const unsigned char *q = p + 8 * k;
+        uint64_t any = 0;
+        for (int m = 0; m < set->count; m++) {
+            const Marker *marker = &set->items[m];
+            any |= bytes_equal(load8(q + marker->first), marker->text[marker->first])
+                   & bytes_equal(load8(q + marker->second), marker->text[marker->second]);
+        }
+        found |= byte_bits(any) << (8 * k);
+        lines |= byte_bits(bytes_equal(load8(q), '\n')) << (8 * k);
+    }
+    *newlines = lines;
+    return found;
+}
+
+#if defined(__SSE2__)
+/* marker_candidates_bytewise for a whole block (p[0:64 + farthest] readable), 16 bytes at a time. */
+static INLINE uint64_t marker_candidates_sse2(const unsigned char *p, const MarkerSet *set, uint64_t *newlines) {
+    const __m128i newline = _mm_set1_epi8('\n');
+    uint64_t found = 0, lines = 0;
+    for (int k = 0; k < 4; k++) {
+        const unsigned char *q = p + 16 * k;
+        __m128i any = _mm_setzero_si128();
+        for (int m = 0; m < set->count; m++) {
+            const Marker *marker = &set->items[m];
+            __m128i a = _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(q + marker->first)),
+                                       _mm_load_si128((const __m128i *)set->first_bytes[m]));
+            __m128i b = _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(q + marker->second)),
+                                       _mm_load_si128((const __m128i *)set->second_bytes[m]));
+            any = _mm_or_si128(any, _mm_and_si128(a, b));
+        }
+        found |= MOVEMASK16(any) << (16 * k);
+        lines |= MOVEMASK16(_mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)q), newline)) << (16 * k);
+    }
+    *newlines = lines;
+    return found;
+}
+#endif
+
+#if HAVE_AVX2
+/* marker_candidates_sse2, 32 bytes at a time. */
+AVX2_TARGET static uint64_t marker_candidates_avx2(const unsigned char *p, const MarkerSet *set, uint64_t *newlines) {
+    const __m256i newline = _mm256_set1_epi8('\n');
+    uint64_t found = 0, lines = 0;
+    for (int k = 0; k < 2; k++) {
+        const unsigned char *q = p + 32 * k;
+        __m256i any = _mm256_setzero_si256();
+        for (int m = 0; m < set->count; m++) {
+            const Marker *marker = &set->items[m];
+            __m256i a = _mm256_cmpeq_epi8(_mm256_loadu_si256((const __m256i *)(q + marker->first)),
+                                          _mm256_load_si256((const __m256i *)set->first_bytes[m]));
+            __m256i b = _mm256_cmpeq_epi8(_mm256_loadu_si256((const __m256i *)(q + marker->second)),
+                                          _mm256_load_si256((const __m256i *)set->second_bytes[m]));
+            any = _mm256_or_si256(any, _mm256_and_si256(a, b));
+        }
+        found |= MOVEMASK32(any) << (32 * k);
+        lines |= MOVEMASK32(_mm256_cmpeq_epi8(_mm256_loadu_si256((const __m256i *)q), newline)) << (32 * k);
+    }
+    *newlines = lines;
+    return found;
+}
+#endif
+
+/* The marked lines' (begin, end) pairs, a growable array. */
+typedef struct {
+    Py_ssize_t *items, local[32];
+    Py_ssize_t count, capacity; /* in Py_ssize_t, two per line */
+} LineSpans;
+
+static int line_spans_add(LineSpans *spans, Py_ssize_t begin, Py_ssize_t end) {
+    if (spans->count + 2 > spans->capacity) {
+        Py_ssize_t *grown = malloc(sizeof(Py_ssize_t) * spans->capacity * 2);
+        if (!grown) return 0;
+        memcpy(grown, spans->items, sizeof(Py_ssize_t) * spans->count);
+        if (spans->items != spans->local) free(spans->items);
+        spans->items = grown, spans->capacity *= 2;
+    }
+    spans->items[spans->count++] = begin;
+    spans->items[spans->count++] = end;
+    return 1;
+}
+
+/* The lines of p[start:stop] (p[start] begins one; each ends at "\n", the last maybe at stop) holding a
+ * marker, as (begin, end) pairs in `spans`, and the newlines in p[start:stop] in *newlines: a block at a
+ * time, a block's candidates compared in order; a line found is skipped to its end (memchr). `kind`, a
+ * constant: 0 eight bytes at a time, 1 SSE2, 2 AVX2. Returns 0 when memory ran out. */
+static INLINE int marked_lines_in(const unsigned char *p, Py_ssize_t start, Py_ssize_t stop, const MarkerSet *set,
+                                  LineSpans *spans, Py_ssize_t *newlines, const int kind) {
+    Py_ssize_t i = start, line = start, count = 0;
+    Py_ssize_t whole = stop - 64 - set->farthest; /* a block at p[i] may be read whole while i <= whole */
+    while (i < stop) {
+        uint64_t lines, found;
+        if (i > whole)
+            found = marker_candidates_bytewise(p + i, stop - i, set, &lines);
+#if defined(__SSE2__)
+#if HAVE_AVX2
+        else if (kind == 2)
+            found = marker_candidates_avx2(p + i, set, &lines);
+#endif
+        else if (kind == 1)
+            found = marker_candidates_sse2(p + i, set, &lines);
+#endif
+        else
+            found = marker_candidates_words(p + i, set, &lines);
+        for (; found; found &= found - 1) {
+            int k = __builtin_ctzll(found);
+            if (!marker_at(p, i + k, stop, set)) continue;
+            uint64_t before = k ? lines & (~(uint64_t)0 >> (64 - k)) : 0;
+            count += __builtin_popcountll(before);
+            Py_ssize_t begin = before ? i + 64 - __builtin_clzll(before) : line;
+            const unsigned char *newline = memchr(p + i + k, '\n', stop - i - k);
+            Py_ssize_t end = newline ? newline - p : stop;
+            if (!line_spans_add(spans, begin, end)) return 0;
+            count += newline != NULL;
+            line = end + 1;
+            i = end + 1;
+            goto next;
+        }
+        count += __builtin_popcountll(lines);
+        if (lines) line = i + 64 - __builtin_clzll(lines);
+        i += 64;
+    next:;
+    }
+    *newlines = count;
+    return 1;
+}
+
+#define MARKED_LINES_PARAMS                                                                              \
+    (const unsigned char *p, Py_ssize_t start, Py_ssize_t stop, const MarkerSet *set, LineSpans *spans, \
+     Py_ssize_t *newlines)
+static int marked_lines_generic MARKED_LINES_PARAMS { return marked_lines_in(p, start, stop, set, spans, newlines, 0); }
+#if defined(__GNUC__) && defined(__SSE2__) && (defined(__x86_64__) || defined(__i386__))
+__attribute__((target("popcnt"))) static int marked_lines_popcnt MARKED_LINES_PARAMS {
+    return marked_lines_in(p, start, stop, set, spans, newlines, 1);
+}
+#endif
+#if HAVE_AVX2
+__attribute__((flatten)) AVX2_TARGET static int marked_lines_avx2 MARKED_LINES_PARAMS {
+    return marked_lines_in(p, start, stop, set, spans, newlines, 2);
+}
+#endif
+static int(*marked_lines_of) MARKED_LINES_PARAMS = marked_lines_generic;
+
+/* marked_lines(buffer, start, stop, markers): ([(begin, end), ...], newlines) for buffer[start:stop]
+ * (whole lines: it starts a line) and a tuple of up to MAX_MARKERS markers: the lines holding any
+ * marker, in order, each once, without their "\n"; and how many "\n" the range holds. */
+static PyObject *marked_lines(PyObject *self, PyObject *args) {
+    Py_buffer view;
+    Py_ssize_t start, stop, newlines = 0;
+    PyObject *markers;
+    MarkerSet set;
+    if (!PyArg_ParseTuple(args, "y*nnO!", &view, &start, &stop, &PyTuple_Type, &markers)) return NULL;
+    if (!marker_set(markers, &set)) {
+        PyBuffer_Release(&view);
+        return NULL;
+    }
+    if (stop > view.len) stop = view.len;
+    if (start < 0) start = 0;
+    LineSpans spans = {NULL, {0}, 0, 32};
+    spans.items = spans.local;
+    int ok = 1;
+    if (start < stop) {
+        Py_BEGIN_ALLOW_THREADS
+        ok = marked_lines_of(view.buf, start, stop, &set, &spans, &newlines);
+        Py_END_ALLOW_THREADS
+    }
+    PyObject *list = ok ? PyList_New(spans.count / 2) : PyErr_NoMemory();
+    for (Py_ssize_t k = 0; list && k < spans.count / 2; k++) {
+        PyObject *pair = Py_BuildValue("(nn)", spans.items[2 * k], spans.items[2 * k + 1]);
+        if (!pair) Py_CLEAR(list);
+        else PyList_SET_ITEM(list, k, pair);
+    }
+    if (spans.items != spans.local) free(spans.items);
+    PyBuffer_Release(&view);
+    return list ? Py_BuildValue("(Nn)", list, newlines) : NULL;
+}
+
+/* Point the dispatched functions at one compiled variant: "generic", "popcnt" (x86 with popcnt; SSE2
+ * for the marker scan), "avx2" (also AVX2 for the line and marker scans) or "best" for this CPU; 0
+ * when this build or CPU lacks it. */
 static int use_variant(const char *name) {
     int best = !strcmp(name, "best");
 #if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
     int popcnt = __builtin_cpu_supports("popcnt"), avx2 = HAVE_AVX2 && popcnt && __builtin_cpu_supports("avx2");
     if (!strcmp(name, "generic")) {
         scan_string = scan_string_generic, scan_strings = scan_strings_generic;
+        marked_lines_of = marked_lines_generic;
         return 1;
     }
     if (!strcmp(name, "popcnt") || (best && !avx2)) {
         if (!popcnt) return best;
         scan_string = scan_string_popcnt, scan_strings = scan_strings_popcnt;
+#if defined(__SSE2__)
+        marked_lines_of = marked_lines_popcnt;
+#endif
         return 1;
     }
 #if HAVE_AVX2
     if (!strcmp(name, "avx2") || best) {
         if (!avx2) return 0;
         scan_string = scan_string_popcnt, scan_strings = scan_strings_avx2;
+        marked_lines_of = marked_lines_avx2;
         return 1;
     }
 #endif
@@ -1084,6 +1378,8 @@ static PyMethodDef methods[] = {
      "JS length of the valid JSON string token in the buffer (quotes included), or None when it is not one."},
     {"scan_record", scan_record, METH_VARARGS,
      "scan_line, None also where msgspec and orjson could read a line differently: None, (None, ()) or (copy, spans)."},
+    {"marked_lines", marked_lines, METH_VARARGS,
+     "The lines of buffer[start:stop] holding any of a tuple of bytes, and its newlines: ([(begin, end)], count)."},
     {"scan_records", scan_records, METH_VARARGS,
      "scan_record over every line of buffer[start:stop]: (copy, spans, table), one copy line per line."},
     {"copy_text_units", copy_text_units, METH_VARARGS,

@@ -12,6 +12,8 @@ as JSON.parse reads it and hands back a copy with the long string values replace
 instead of the long text; the pure `py_scan_line` only validates and never shortens.
 `scan_value` does the same for one value inside a bigger buffer and says where it ends
 (a legacy document's message); the pure `py_scan_value` only finds the end.
+`marked_lines` finds the lines of a buffer holding any of a few byte strings (the spill audit's
+markers) and counts its newlines in one pass; the pure `py_marked_lines` makes a pass per marker.
 `accelerated` says which one is in use; DOCTOR_PURE_PYTHON=1 forces the pure path;
 tests run both and check that they agree (tests/core/test_rawjson.py, tests/sources/test_qwen_measured.py).
 """
@@ -148,6 +150,34 @@ def py_scan_value(buffer, start: int, stop: int, shorten: int):
     return None
 
 
+# The most markers `marked_lines` takes (the C module's fixed table).
+MAX_MARKERS = 16
+
+
+def py_marked_lines(buffer, start: int, stop: int, markers: tuple[bytes, ...]):
+    """([(begin, end), ...], newlines): the lines of `buffer[start:stop]` (bytes or an mmap; whole
+    lines: `start` begins one, each ends at its "\n", the last maybe at `stop`) that hold any of
+    `markers`, in order, each once, without their "\n"; and the "\n" in `buffer[start:stop]`. One
+    `bytes.find` pass per marker; only the lines around a hit are looked at. A marker is non-empty
+    bytes without a newline (a line holds it whole), MAX_MARKERS of them at most; else ValueError."""
+    if len(markers) > MAX_MARKERS or not all(isinstance(m, bytes) and m and b"\n" not in m for m in markers):
+        raise ValueError(f"markers must be at most {MAX_MARKERS} non-empty bytes without a newline")
+    lines: dict[int, int] = {}
+    for marker in markers:
+        at = buffer.find(marker, start, stop)
+        while at >= 0:
+            newline = buffer.rfind(b"\n", start, at)
+            begin = newline + 1 if newline >= 0 else start
+            end = buffer.find(b"\n", at, stop)
+            if end < 0:
+                end = stop
+            lines[begin] = end
+            at = buffer.find(marker, end, stop)
+    # bytes are counted in place; a map has no `count`: its run is copied
+    newlines = buffer.count(b"\n", start, stop) if isinstance(buffer, bytes) else buffer[start:stop].count(b"\n")
+    return sorted(lines.items()), newlines
+
+
 class ShortenedLine:
     """A line whose long string values `scan_line` replaced by "": the copy to decode (`text`)
     and how its positions map back to the line's, for the values decoded from it."""
@@ -190,10 +220,11 @@ class ShortenedLine:
 _compiled = compiled_module()
 accelerated = _compiled is not None
 if accelerated:
-    from doctor.core._rawjson import offset_in, scan_line, scan_value, string_span, string_units, valid_utf8
+    from doctor.core._rawjson import (
+        marked_lines, offset_in, scan_line, scan_value, string_span, string_units, valid_utf8)
 else:
     valid_utf8, string_units, string_span, scan_line = py_valid_utf8, py_string_units, py_string_span, py_scan_line
-    scan_value = py_scan_value
+    scan_value, marked_lines = py_scan_value, py_marked_lines
     offset_in = None  # where a msgspec.Raw sits in the buffer it was decoded from; callers search instead
 
 # C only (None without the module: callers take their exact path, which is faster than counting in

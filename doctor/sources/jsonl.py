@@ -18,6 +18,7 @@ import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 import orjson
 
@@ -313,11 +314,53 @@ def _bad_line_issue(path: Path, number: int, terminated: bool, size: int, error:
     return SourceIssue(path, number, f"invalid JSON line ({size:,} bytes) skipped", "warning")
 
 
+class ContentIdentity(NamedTuple):
+    """What tells a file's content from another's without reading it: which file, its size, its times."""
+
+    device: int
+    inode: int
+    size: int
+    modified_ns: int
+    changed_ns: int
+
+
+def content_identity(path: Path) -> ContentIdentity | None:
+    """The file's identity now; None when it cannot be stat-ed."""
+    try:
+        status = os.stat(path)
+    except OSError:
+        return None
+    return ContentIdentity(status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns, status.st_ctime_ns)
+
+
+# The line count of the last file whose lines a pass counted on its way (the spill audit's marker
+# scan), so that `count_records` right after it (the scan's job, `doctor memory --results`) does
+# not read the file once more. One file: a worker does one file's job at a time.
+_counted: tuple[ContentIdentity, int] | None = None
+
+
+def remember_record_count(identity: ContentIdentity, lines: int) -> None:
+    """Note `count_records`' figure for the file whose content is `identity`, read and counted whole."""
+    global _counted
+    _counted = (identity, lines)
+
+
+def remembered_record_count(path: Path) -> int | None:
+    """The count remembered for the file as it is now, or None."""
+    counted = _counted
+    return counted[1] if counted is not None and counted[0] == content_identity(path) else None
+
+
 def count_records(path: Path) -> int:
-    """JSON lines in a `.jsonl` file (non-blank lines are counted by their newlines); a JSON document is one record."""
+    """JSON lines in a `.jsonl` file (non-blank lines are counted by their newlines); a JSON document is one record.
+
+    A count a pass over the same content remembered (`remember_record_count`) is taken as it is."""
     path = Path(path)
     if path.suffix != ".jsonl":
         return 1
+    remembered = remembered_record_count(path)
+    if remembered is not None:
+        return remembered
     lines = 0
     last = b"\n"
     with open_session_file(path) as handle:

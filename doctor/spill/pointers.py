@@ -7,8 +7,8 @@ history view does not keep: Claude's `toolUseResult.persistedOutputPath` and its
 byte size, stubs in subagent transcripts (their spills land in the parent's
 `tool-results/`), Gemini's masked copies and checkpoints, AutoBot anchors, and the
 full stub text (the preview the audit compares with the file's head). The scan only
-parses lines that mention a pointer, so a 1 GB session costs one pass of substring
-tests.
+parses lines that mention a pointer (doctor.spill.marker_scan finds them), so a 1 GB
+session costs one pass of substring tests.
 """
 
 from __future__ import annotations
@@ -22,8 +22,9 @@ from doctor.core.parts import field as part_field
 from doctor.core.result_table import function_response_of, raw_result_text
 from doctor.core.sentinels import BATCH_OFFLOAD, IN_TOOL_TRUNCATION, NONE, parse_stub, sentinel_kind, stub_preview_head
 from doctor.sources.autobot import find_anchors
-from doctor.sources.base import LoadedSession, SourceError, open_session_file
-from doctor.sources.jsonl import READ_CHUNK, loads
+from doctor.sources.base import LoadedSession, SourceError
+from doctor.sources.jsonl import loads
+from doctor.spill.marker_scan import lines_mentioning_pointers
 
 QWEN_TRUNCATION = "qwen-truncation"
 QWEN_PERSISTED = "qwen-persisted"
@@ -51,15 +52,6 @@ FROM_TOOL_USE_RESULT = "toolUseResult"
 FROM_RECORD = "record"
 FROM_SUBAGENT = "subagent"
 
-# A line is parsed only when it holds one of these (the JSON-escaped forms included).
-_MARKERS = (
-    b"saved to",
-    b"Persisted tool-output artifact",
-    b"For full output see",
-    b"available at: ",
-    b"persistedOutputPath",
-    b"autobot:spill:",
-)
 _CALL_ID_KEYS = ("tool_use_id", "callId", "call_id", "id")
 
 
@@ -260,66 +252,25 @@ def _subagent_files(path: Path) -> list[Path]:
 
 
 def _file_evidence(agent: str, path: Path, source: str) -> Iterator[SpillPointer]:
-    for record in _records_mentioning_pointers(path):
+    # The session's own file: its line count is remembered for `count_records` (a subagent's is not).
+    for record in _records_mentioning_pointers(path, remember_count=source == FROM_RECORD):
         yield from _record_pointers(agent, record, source)
 
 
-def _records_mentioning_pointers(path: Path) -> Iterator[object]:
+def _records_mentioning_pointers(path: Path, *, remember_count: bool = False) -> Iterator[object]:
     """Parsed records whose raw line mentions a pointer; a `.json` file is one (legacy Gemini) document."""
     try:
         if path.suffix == ".json":
-            document = path.read_bytes()
-            if _mentions_pointer(document):
-                yield loads(document)
+            if any(lines_mentioning_pointers(path)):
+                yield loads(path.read_bytes())
             return
-        for raw in lines_mentioning_pointers(path):
+        for raw in lines_mentioning_pointers(path, remember_count=remember_count):
             try:
                 yield loads(raw)
             except ValueError:
                 continue  # the reader reports invalid lines; the scan only skips them
     except (SourceError, OSError, ValueError):
         return
-
-
-def _mentions_pointer(raw: bytes) -> bool:
-    return any(marker in raw for marker in _MARKERS)
-
-
-def lines_mentioning_pointers(path: Path, *, chunk_size: int = READ_CHUNK) -> Iterator[bytes]:
-    """The lines (without their newline) that hold a marker, in file order.
-
-    Each chunk of whole lines is searched once per marker with `bytes.find` and only
-    the lines around a hit are cut out: testing every line in Python cost half as much
-    as reading the session. A line longer than a chunk is gathered whole first."""
-    with open_session_file(path) as handle:
-        pending: list[bytes] = []
-        while chunk := handle.read(chunk_size):
-            ended = chunk.rfind(b"\n") + 1
-            if not ended:
-                pending.append(chunk)
-                continue
-            data = b"".join((*pending, chunk)) if pending else chunk
-            whole = len(data) - (len(chunk) - ended)
-            yield from _marked_lines(data, whole)
-            pending = [data[whole:]] if whole < len(data) else []
-        rest = b"".join(pending)
-        yield from _marked_lines(rest, len(rest))
-
-
-def _marked_lines(data: bytes, end: int) -> Iterator[bytes]:
-    """The lines of `data[:end]` (whole lines) that hold a marker; a line is cut out once."""
-    lines: dict[int, int] = {}
-    for marker in _MARKERS:
-        at = data.find(marker, 0, end)
-        while at >= 0:
-            start = data.rfind(b"\n", 0, at) + 1
-            stop = data.find(b"\n", at, end)
-            if stop < 0:
-                stop = end
-            lines[start] = stop
-            at = data.find(marker, stop, end)
-    for start in sorted(lines):
-        yield data[start:lines[start]]
 
 
 def _record_pointers(agent: str, record: object, source: str) -> Iterator[SpillPointer]:

@@ -16,12 +16,17 @@ give `scan_line`'s copy of that value, its nesting depth, and say whether a stri
 a lone surrogate escape exactly when orjson refuses one of its (valid) strings.
 `scan_record` is `scan_line` refusing also what msgspec and orjson could read differently;
 `copy_text_units` and `copy_span` measure and find values decoded from its copies.
+`marked_lines` (the spill audit's one pass for the lines holding a marker, and the newline count)
+must give `py_marked_lines`' lines and count on every recording, cut in runs of lines of any size,
+and on buffers of marker pieces with any markers.
 Every compiled variant this machine can run is checked (generic, popcnt, AVX2: `_use_variant`).
 """
 
 from __future__ import annotations
 
+import ctypes
 import json
+import mmap
 import os
 import re
 
@@ -41,8 +46,10 @@ import orjson  # noqa: E402
 
 from doctor.core import _rawjson  # noqa: E402
 from doctor.core._rawjson import (  # noqa: E402
-    copy_span, copy_text_units, scan_line, scan_record, scan_value, string_units)
+    copy_span, copy_text_units, marked_lines, scan_line, scan_record, scan_value, string_units)
 from doctor.sources.claude_codex_common import text_chars  # noqa: E402
+from doctor.spill.marker_scan import MARKERS  # noqa: E402
+from tests.report.report_support import all_sources, source_id  # noqa: E402
 
 FIXTURE_OK = [HealthCheck.function_scoped_fixture]
 
@@ -208,7 +215,19 @@ def test_values_decoded_from_a_copy_are_measured_and_found_in_the_line(a, b, sho
     for raw, value in ((decoded.a, a), (decoded.b, b)):
         assert copy_text_units(raw, text, spans) == text_chars(value)
         start, end = copy_span(raw, text, spans, 0)
-        assert json.loads(line[start:end].decode("utf-8", "surrogatepass")) == value
+        assert _as_js(json.loads(line[start:end].decode("utf-8", "surrogatepass"))) == _as_js(value)
+
+
+def _as_js(value):
+    """The value with each string as its UTF-16 code units, as JavaScript holds it: a surrogate pair
+    written as two escapes decodes to one astral character, the same JS string as the two surrogates."""
+    if isinstance(value, str):
+        return value.encode("utf-16-le", "surrogatepass")
+    if isinstance(value, list):
+        return [_as_js(item) for item in value]
+    if isinstance(value, dict):
+        return {_as_js(key): _as_js(item) for key, item in value.items()}
+    return value
 
 
 def test_copy_text_units_gives_up_where_the_decoded_value_could_count_otherwise() -> None:
@@ -290,3 +309,92 @@ def test_scan_value_named_cases() -> None:
         token = b'["' + text + b'"]'
         assert scan_value(token, 0, len(token), 100)[4] is lone, text
         assert orjson_refuses(token[1:-1]) is lone
+
+
+# -- marked_lines: the spill audit's pass for the lines holding a marker, and the newline count
+
+def _line_regions(buffer: bytes, size: int):
+    """(start, stop) of runs of whole lines of about `size` bytes, as the marker scan hands them over."""
+    start = 0
+    while start < len(buffer):
+        newline = buffer.find(b"\n", min(start + size, len(buffer)) - 1)
+        stop = len(buffer) if newline < 0 else newline + 1
+        yield start, stop
+        start = stop
+
+
+@pytest.mark.parametrize("path", all_sources(), ids=source_id)
+def test_marked_lines_agree_with_the_pure_definition_on_every_recording(path) -> None:
+    buffer = path.read_bytes()
+    for size in (len(buffer) or 1, 4096, 61, 1):
+        for start, stop in _line_regions(buffer, size):
+            assert marked_lines(buffer, start, stop, MARKERS) == rawjson.py_marked_lines(buffer, start, stop, MARKERS)
+
+
+_MARKER_BYTES = st.binary(min_size=1, max_size=70).map(lambda b: b.replace(b"\n", b"n"))
+
+
+@st.composite
+def marked_buffers(draw):
+    """Markers (the spill audit's, or any) and a buffer of their pieces: whole markers, their heads and
+    tails, newlines, CRLFs, long plain runs that move everything across the 64-byte blocks."""
+    markers = MARKERS if draw(st.booleans()) else tuple(draw(st.lists(_MARKER_BYTES, max_size=rawjson.MAX_MARKERS)))
+    marker = st.sampled_from(markers) if markers else st.just(b"x")
+    piece = st.one_of(
+        marker, marker.map(lambda m: m[: len(m) // 2]), marker.map(lambda m: m[len(m) // 2 :]),
+        st.sampled_from([b"\n", b"\r\n", b"\n\n", b'"', b"\\n"]), st.integers(1, 200).map(lambda n: b"a" * n),
+        st.binary(max_size=40),
+    )
+    return markers, b"".join(draw(st.lists(piece, max_size=30)))
+
+
+@settings(max_examples=800, suppress_health_check=FIXTURE_OK)
+@given(case=marked_buffers(), start=st.integers(0, 1 << 16), stop=st.integers(0, 1 << 16))
+def test_marked_lines_agree_with_the_pure_definition(case, start: int, stop: int) -> None:
+    markers, buffer = case
+    start %= len(buffer) + 1
+    stop = start + stop % (len(buffer) - start + 1)
+    assert marked_lines(buffer, start, stop, markers) == rawjson.py_marked_lines(buffer, start, stop, markers)
+
+
+def test_marked_lines_named_cases() -> None:
+    """Markers at either end, cut by `stop`, across every block edge; CR kept; bad markers refused."""
+    assert marked_lines(b"saved to", 0, 8, MARKERS) == ([(0, 8)], 0)
+    assert marked_lines(b"saved to", 0, 7, MARKERS) == ([], 0)
+    assert marked_lines(b"x\r\nsaved to\r\n", 0, 13, MARKERS) == ([(3, 12)], 2)
+    assert marked_lines(b"\n\nsaved to\n", 2, 11, MARKERS) == ([(2, 10)], 1)
+    assert marked_lines(b"abc", 2, 1, MARKERS) == ([], 0)
+    for at in range(200):
+        buffer = b"a" * at + b"\n" + b"b" * (150 - at % 150) + b"autobot:spill:" + b"c" * at + b"\n" * 3
+        begin = at + 1
+        expected = ([(begin, buffer.index(b"\n", begin))], 4)
+        assert marked_lines(buffer, 0, len(buffer), MARKERS) == expected == rawjson.py_marked_lines(
+            buffer, 0, len(buffer), MARKERS)
+    for bad in ((b"",), (b"a\nb",), (b"x",) * (rawjson.MAX_MARKERS + 1)):
+        with pytest.raises(ValueError):
+            marked_lines(b"abc", 0, 3, bad)
+        with pytest.raises(ValueError):
+            rawjson.py_marked_lines(b"abc", 0, 3, bad)
+
+
+def test_marked_lines_read_nothing_past_stop() -> None:
+    """Buffers that end where an unreadable page begins: a read past `stop` would crash the test run."""
+    page = mmap.PAGESIZE
+    region = mmap.mmap(-1, 3 * page)
+    address = ctypes.addressof(ctypes.c_char.from_buffer(region))
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.mprotect.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int)
+    assert libc.mprotect(address + 2 * page, page, 0) == 0  # PROT_NONE
+    try:
+        view = memoryview(region)
+        for size in range(0, 200):
+            marker = b"autobot:spill:"[: 14 - size % 2]  # whole, or cut by the end
+            buffer = b"ab\n" * 100 + (b"x" * size + marker)[-size:] if size else b""
+            start = 2 * page - len(buffer)
+            view[start : 2 * page] = buffer
+            found = marked_lines(view[: 2 * page], start, 2 * page, MARKERS)
+            assert found == rawjson.py_marked_lines(bytes(view[: 2 * page]), start, 2 * page, MARKERS)
+        view.release()
+    finally:
+        libc.mprotect(address + 2 * page, page, 3)  # PROT_READ | PROT_WRITE, so the map can be closed
+        region.close()

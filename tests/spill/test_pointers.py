@@ -1,13 +1,15 @@
 """Pointers from every public fixture and real recording resolve, or say why not."""
 
+import contextlib
 import hashlib
 import os
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from doctor.core import rawjson
 from doctor.core.analysis import analyze_tool_result_retention
 from doctor.core.sentinels import parse_stub, stub_preview_head
 from doctor.sources.registry import open_session
@@ -18,13 +20,13 @@ from doctor.spill.pointers import (
     QWEN_BATCH,
     QWEN_PERSISTED,
     QWEN_TRUNCATION,
-    _mentions_pointer,
-    _MARKERS,
-    lines_mentioning_pointers,
     pointers_for,
     pointers_in_text,
 )
-from doctor.sources.jsonl import READ_CHUNK, iter_raw_lines
+from doctor.sources import jsonl
+from doctor.sources.jsonl import READ_CHUNK, count_records, iter_raw_lines, remembered_record_count
+from doctor.spill import marker_scan
+from doctor.spill.marker_scan import MARKERS, lines_mentioning_pointers
 from doctor.spill.resolve import SpillLocator
 from tests.hardening.mutations import CASES
 from tests.public_fixtures import PUBLIC_FIXTURES
@@ -146,25 +148,52 @@ def test_preview_head_unescapes_qwen_tags_and_drops_the_ellipsis():
     assert stub_preview_head(stub) == "a <system-reminder> b"
 
 
-# -- the marker scan: whole chunks searched per marker, the same lines as testing each line
+# -- the marker scan: one pass finds the lines holding a marker and counts the lines, C or pure
 
 
-def _lines_by_testing_each(path):
-    """The plain definition the chunked search must equal: every line of the file that holds a marker."""
-    return [raw for _, _, raw, _ in iter_raw_lines(path) if _mentions_pointer(raw)]
+@contextlib.contextmanager
+def _unmappable(path):
+    yield None
+
+
+@pytest.fixture(params=["accelerated/mapped", "pure/mapped", "accelerated/read", "pure/read"])
+def scan_mode(request, monkeypatch):
+    """The marker scan with the C pass or the exact pure one, over a map of the file or reads of it
+    (a file that cannot be mapped)."""
+    function, source = request.param.split("/")
+    if function == "accelerated" and not rawjson.accelerated:
+        pytest.skip("the C accelerator is not built here")
+    if function == "pure":
+        monkeypatch.setattr(marker_scan, "marked_lines", rawjson.py_marked_lines)
+    if source == "read":
+        monkeypatch.setattr(marker_scan, "read_only_map", _unmappable)
+    return request.param
+
+
+def _by_testing_each_line(path):
+    """The plain definitions the scan must equal: every line of the file that holds a marker, and the
+    number of lines (a last line without its newline is one)."""
+    lines = [raw for _, _, raw, terminated in iter_raw_lines(path) if terminated or raw]  # not the "" after a last newline
+    return [raw for raw in lines if any(marker in raw for marker in MARKERS)], len(lines)
+
+
+def _scanned(path, chunk_size=READ_CHUNK):
+    lines = list(lines_mentioning_pointers(path, chunk_size=chunk_size, remember_count=True))
+    return lines, remembered_record_count(path)
 
 
 @pytest.mark.parametrize("path", all_sources(), ids=source_id)
-def test_marker_scan_finds_the_lines_testing_each_line_finds(path):
-    expected = _lines_by_testing_each(path)
+def test_marker_scan_finds_the_lines_testing_each_line_finds(path, scan_mode):
+    expected = _by_testing_each_line(path)
     for chunk_size in (READ_CHUNK, 4096, 61, 1):
-        assert list(lines_mentioning_pointers(path, chunk_size=chunk_size)) == expected, chunk_size
+        assert _scanned(path, chunk_size) == expected, chunk_size
 
 
-@settings(max_examples=int(os.environ.get("DOCTOR_FUZZ_EXAMPLES", "40")), deadline=None)
-@given(case=CASES, chunk_size=st.integers(1, 5000), markers=st.lists(st.sampled_from(_MARKERS), max_size=6),
+@settings(max_examples=int(os.environ.get("DOCTOR_FUZZ_EXAMPLES", "40")), deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(case=CASES, chunk_size=st.integers(1, 5000), markers=st.lists(st.sampled_from(MARKERS), max_size=6),
        at=st.lists(st.integers(0, 1 << 30), min_size=6, max_size=6))
-def test_marker_scan_agrees_on_mutated_recordings(tmp_path_factory, case, chunk_size, markers, at):
+def test_marker_scan_agrees_on_mutated_recordings(tmp_path_factory, scan_mode, case, chunk_size, markers, at):
     """Mutated recordings with markers spliced in anywhere (line starts and ends, inside escapes, next to
     CRLFs and chunk boundaries), read in chunks of any size."""
     data = case.data()
@@ -173,13 +202,46 @@ def test_marker_scan_agrees_on_mutated_recordings(tmp_path_factory, case, chunk_
         data = data[:offset] + marker + data[offset:]
     path = tmp_path_factory.mktemp("markers") / "session.jsonl"
     path.write_bytes(data)
-    assert list(lines_mentioning_pointers(path, chunk_size=chunk_size)) == _lines_by_testing_each(path)
+    assert _scanned(path, chunk_size) == _by_testing_each_line(path)
 
 
-def test_marker_scan_of_an_empty_file_and_a_marker_alone(tmp_path):
-    empty = tmp_path / "empty.jsonl"
-    empty.write_bytes(b"")
-    assert list(lines_mentioning_pointers(empty)) == []
-    alone = tmp_path / "alone.jsonl"
-    alone.write_bytes(b"\n\nsaved to\n\nsaved tosaved to")
-    assert list(lines_mentioning_pointers(alone, chunk_size=3)) == [b"saved to", b"saved tosaved to"]
+def test_marker_scan_named_cases(tmp_path, scan_mode):
+    """A marker at the file's start and end, cut by every chunk boundary, after a CRLF, on a line longer
+    than a chunk; no newline at the end; an empty file; a marker alone."""
+    line = b'{"a":"' + b"x" * 300 + b' saved to /t\\o"}'
+    cases = [b"", b"saved to", b"\n\nsaved to\n\nsaved tosaved to", b"autobot:spill:x\r\n" + line + b"\r\n" + line,
+             line + b"\n" + b"y" * 70 + b"\nFor full output see", b"\n" * 5 + b"persistedOutputPath\n"]
+    for number, data in enumerate(cases):
+        path = tmp_path / f"{number}.jsonl"
+        path.write_bytes(data)
+        expected = _by_testing_each_line(path)
+        for chunk_size in (1, 2, 3, 7, 8, 9, 30, 64, 65, 299, 300, 301, 1000):
+            assert _scanned(path, chunk_size) == expected, (data[:40], chunk_size)
+    assert _scanned(tmp_path / "2.jsonl", 3) == ([b"saved to", b"saved tosaved to"], 5)
+
+
+def test_count_records_takes_the_count_of_the_scan_until_the_file_changes(tmp_path, monkeypatch):
+    """After the scan read the whole session, `count_records` answers without reading it (reading it
+    fails here); once the file grows it reads and counts it again."""
+    path = tmp_path / "session.jsonl"
+    path.write_bytes(b'{"a":1}\n{"b":"saved to /x"}\n{"c":2}')
+    assert list(lines_mentioning_pointers(path, remember_count=True)) == [b'{"b":"saved to /x"}']
+    with monkeypatch.context() as patch:
+        patch.setattr(jsonl, "open_session_file", None)
+        assert count_records(path) == 3
+    with path.open("ab") as handle:
+        handle.write(b"\n")
+    assert remembered_record_count(path) is None
+    assert count_records(path) == 3
+    with path.open("ab") as handle:
+        handle.write(b'{"d":3}\n')
+    assert count_records(path) == 4
+
+
+def test_the_audit_remembers_the_session_count_not_a_subagents():
+    """A Claude session with subagent transcripts: their scan comes after the session's and must not
+    replace its count."""
+    path = next(RECORDINGS.glob("claude/subagent/home/.claude/projects/*/*.jsonl"))
+    assert list((path.with_suffix("") / "subagents").glob("*.jsonl"))
+    pointers_of(path)
+    assert remembered_record_count(path) == _by_testing_each_line(path)[1]

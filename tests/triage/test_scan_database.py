@@ -18,6 +18,7 @@ import pytest
 from triage_support import FIXTURES, RECORDINGS, all_sources, memory_json, qwen_scenarios, scan, table
 
 from doctor.core.sentinels import LAYERS
+from doctor.sources.jsonl import iter_raw_lines
 from doctor.triage.rows import LAYER_COLUMNS, RESULT_COLUMNS
 
 
@@ -73,6 +74,7 @@ def test_every_session_matches_its_memory_report(capsys, corpus_db: Path) -> Non
         assert row["agent"] == report["source"]["agent"] and row["session_id"] == report["source"]["sessionId"]
         assert row["agent_version"] == report["source"]["agentVersion"]
         assert row["size_bytes"] == path.stat().st_size
+        assert row["records"] == report["source"]["records"] == _records(path), path
         if report["retention"]["available"]:
             stats = report["toolResultRetention"]
             assert (row["tool_results"], row["retained_chars"], row["oversized"]) == (
@@ -83,6 +85,13 @@ def test_every_session_matches_its_memory_report(capsys, corpus_db: Path) -> Non
                                       f"FROM results WHERE session_key = '{row['session_key']}' ORDER BY ordinal")
             assert stored == [(r["ordinal"], r["tool"], r["rawChars"], r["chars"], r["tokens"], r["layer"],
                                r["oversized"], r["isError"]) for r in report["retention"]["results"]], path
+
+
+def _records(path: Path) -> int:
+    """A JSON Lines file's lines (a last line without its newline is one); a JSON document is one record."""
+    if path.suffix != ".jsonl":
+        return 1
+    return sum(1 for _, _, raw, terminated in iter_raw_lines(path) if terminated or raw)
 
 
 def test_no_payload_text_in_the_database(corpus_db: Path) -> None:
