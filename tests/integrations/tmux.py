@@ -37,6 +37,10 @@ class Pane:
         time.sleep(0.3)
         self._tmux("send-keys", "-t", "client", "Enter")
 
+    def keys(self, *names: str) -> None:
+        """Press keys by tmux's names (`Down`, `Enter`, `q`), one after the other."""
+        self._tmux("send-keys", "-t", "client", *names)
+
     def screen(self) -> str:
         return self._tmux("capture-pane", "-p", "-t", "client")
 

@@ -188,38 +188,32 @@ def test_tui_pages_an_unspilled_output_of_the_live_host(host):
 @pytest.mark.slow
 @pytest.mark.skipif(shutil.which("tmux") is None, reason="drives the host on a terminal through tmux")
 def test_repl_on_a_terminal_opens_the_tui_and_pages_a_spilled_file(tmp_path):
-    """The journey of issue 15 item 4, keys typed into the real host on a real terminal (tmux)."""
-    import time
+    """The journey of issue 15 item 4, keys typed into the real host on a real terminal (tmux).
 
-    name = f"doctor-host-{os.getpid()}"
-    command = f"{sys.executable} {HOST_DIR / 'host.py'} --workdir {tmp_path}"
+    The pane gets exactly this environment (a private tmux server, `env -i`): a test process can
+    hold LINES=24 / COLUMNS=80 in its C environment, which Textual would take over the pane's size."""
+    from tests.integrations.tmux import Pane
 
-    def tmux(*args: str) -> str:
-        return subprocess.run(["tmux", *args], capture_output=True, text=True, check=False, timeout=30).stdout
-
-    def screen_until(text: str, seconds: float = 30) -> str:
-        deadline = time.monotonic() + seconds
-        while True:
-            pane = tmux("capture-pane", "-p", "-t", name)
-            if text in pane or time.monotonic() > deadline:
-                return pane
-            time.sleep(0.2)
-
-    tmux("new-session", "-d", "-s", name, "-x", "100", "-y", "30", command)
+    pane = Pane(tmp_path, width=100, height=30)
+    (tmp_path / "work").mkdir()
+    environment = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": os.environ.get("HOME", str(tmp_path)),
+                   "TERM": "xterm-256color", "LANG": "C.UTF-8"}
     try:
-        assert "agent host in" in screen_until("agent host in")
-        for line in ("go", "/doctor memory"):
-            tmux("send-keys", "-t", name, line, "Enter")
-        assert "Spilled outputs" in screen_until("Spilled outputs")
-        tmux("send-keys", "-t", name, "3")
-        screen_until("of 4 results")
-        tmux("send-keys", "-t", name, "Down", "Enter")
-        assert "press enter to page through it" in screen_until("press enter to page through it")
-        tmux("send-keys", "-t", name, "Enter")
-        pane = screen_until("line 1/200,004 ")  # counted once the pager has indexed the whole file
-        assert "Command: seq 1 200000" in pane and "line 1/200,004 " in pane
-        tmux("send-keys", "-t", name, "q")
-        assert "doctor memory closed" in screen_until("doctor memory closed")
-        tmux("send-keys", "-t", name, "/quit", "Enter")
+        pane.start([sys.executable, str(HOST_DIR / "host.py"), "--workdir", str(tmp_path / "work")], tmp_path,
+                   environment)
+        pane.wait_for("agent host in", timeout=30)
+        pane.type("go")
+        pane.type("/doctor memory")
+        pane.wait_for("Spilled outputs", timeout=30)
+        pane.keys("3")
+        pane.wait_for("of 4 results", timeout=30)
+        pane.keys("Down", "Enter")
+        pane.wait_for("press enter to page through it", timeout=30)
+        pane.keys("Enter")
+        pane.wait_for("line 1/200,004 ", timeout=30)  # counted once the pager has indexed the whole file
+        assert "Command: seq 1 200000" in pane.screen()
+        pane.keys("q")
+        pane.wait_for("doctor memory closed", timeout=30)
+        pane.type("/quit")
     finally:
-        tmux("kill-session", "-t", name)
+        pane.close()
