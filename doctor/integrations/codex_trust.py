@@ -124,16 +124,25 @@ class _AppServer:
     """`codex app-server` on stdio for the length of a `with`: JSON-RPC requests one at a time."""
 
     def __init__(self, binary: str, location: Location):
-        self.process = subprocess.Popen([binary, "app-server"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                        stderr=subprocess.DEVNULL, env=dict(location.env), cwd=location.project,
-                                        text=True, encoding="utf-8")
+        try:
+            self.process = subprocess.Popen([binary, "app-server"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                            stderr=subprocess.DEVNULL, env=dict(location.env), cwd=location.project,
+                                            text=True, encoding="utf-8")
+        except OSError as exc:
+            raise TrustFailed(f"could not start {binary} app-server: {exc.strerror or exc}") from None
+        # A daemon: a timer still waiting must not hold the process open at exit.
         self.watchdog = threading.Timer(TIMEOUT_SECONDS, self.process.kill)
+        self.watchdog.daemon = True
         self.next_id = 0
 
     def __enter__(self) -> _AppServer:
         self.watchdog.start()
-        self.call("initialize", {"clientInfo": {"name": "doctor", "title": "doctor install", "version": __version__}})
-        self._send({"method": "initialized"})
+        try:
+            self.call("initialize", {"clientInfo": {"name": "doctor", "title": "doctor install", "version": __version__}})
+            self._send({"method": "initialized"})
+        except BaseException:
+            self.__exit__()  # `with` does not call it when entering fails
+            raise
         return self
 
     def __exit__(self, *exc) -> None:

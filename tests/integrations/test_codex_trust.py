@@ -119,3 +119,27 @@ def test_trust_is_for_codex_only(tmp_path):
     done = box.doctor("install", "claude", "--trust", check=False)
     assert done.returncode == 2 and "--trust is for Codex" in done.stderr
     assert not (box.home / ".claude").exists()
+
+
+def test_a_codex_that_ends_without_answering_leaves_nothing_behind(tmp_path, monkeypatch, capsys):
+    """A `codex` whose app server ends at once (here /bin/true): install says so (exit 2), the config is as
+    it was, and neither the server nor its watchdog timer is left behind (a timer still waiting held
+    `doctor` open for its whole minute at exit)."""
+    import threading
+
+    from doctor import cli
+
+    box = Sandbox(tmp_path)
+    config = box.home / ".codex" / "config.toml"
+    config.parent.mkdir(parents=True)
+    config.write_text('model = "x"\n')
+    for name in ("CODEX_HOME", "DOCTOR_CONFIG"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HOME", str(box.home))
+    monkeypatch.setenv("PATH", _with_codex(box, Path("/bin/true"))["PATH"])
+    monkeypatch.chdir(box.project)
+    assert cli.main(["install", "codex", "--trust"]) == 2
+    assert "could not trust doctor's hook: codex app-server " in capsys.readouterr().err  # ended, or not reading
+    assert sorted(p.name for p in config.parent.iterdir()) == ["config.toml", "hooks.json"]
+    assert config.read_text() == 'model = "x"\n'
+    assert [thread for thread in threading.enumerate() if isinstance(thread, threading.Timer)] == []
