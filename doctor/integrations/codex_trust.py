@@ -68,7 +68,8 @@ class CodexTrust:
                 "keyPath": "hooks.state", "mergeStrategy": "upsert",
                 "value": {key: {"trusted_hash": digest} for key, digest in untrusted.items()}}]})
             after = read_text(self.config)
-            if _without(_parsed(self.config, after), untrusted) != _without(parsed, untrusted):
+            written = _parsed(self.config, after)
+            if _without(written, untrusted) != _without(parsed, untrusted) or _fields_lost(parsed, written, untrusted):
                 if before is not None:
                     restore(self.config, before)
                 raise TrustFailed(f"{self.config}: Codex's write changed other keys; put back as it was")
@@ -103,6 +104,24 @@ def _parsed(path: Path, text: str | None) -> dict:
         return tomllib.loads(text) if text is not None else {}
     except tomllib.TOMLDecodeError as exc:
         raise Refused(path, f"not valid TOML ({exc}); fix it or move it away first") from None
+
+
+def _trust_entries(config: dict) -> dict:
+    """`hooks.state` of a parsed config.toml: each hook's trust entry by key ({} when there is none)."""
+    hooks = config.get("hooks")
+    state = hooks.get("state") if isinstance(hooks, dict) else None
+    return state if isinstance(state, dict) else {}
+
+
+def _fields_lost(before: dict, after: dict, keys: dict) -> list[str]:
+    """The fields besides `trusted_hash` that these hooks' trust entries held before (a user's
+    `enabled = false`, say) and no longer hold as they were: `_without` leaves the entries out whole."""
+    old, new = _trust_entries(before), _trust_entries(after)
+    return [f"{key}.{name}" for key in keys if isinstance(old.get(key), dict) for name, value in old[key].items()
+            if name != "trusted_hash" and (not isinstance(new.get(key), dict) or new[key].get(name, _ABSENT) != value)]
+
+
+_ABSENT = object()
 
 
 def _without(config: dict, keys: dict) -> dict:
