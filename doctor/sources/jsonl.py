@@ -148,7 +148,7 @@ def iter_mapped_lines(path: Path, *, start: int = 0) -> Iterator[tuple[int, obje
             yield begin, mapped, view, begin, end, True
             begin = end + 1
             if begin - dropped >= DROP_EVERY:
-                dropped = _drop_behind(mapped, dropped, begin)
+                dropped = drop_pages_behind(mapped, dropped, begin)
 
 
 @contextlib.contextmanager
@@ -188,10 +188,10 @@ def iter_line_chunks(mapped: mmap.mmap, start: int, chunk_bytes: int) -> Iterato
         yield begin, stop
         begin = stop
         if begin - dropped >= DROP_EVERY:
-            dropped = _drop_behind(mapped, dropped, begin)
+            dropped = drop_pages_behind(mapped, dropped, begin)
 
 
-def _drop_behind(mapped: mmap.mmap, dropped: int, offset: int) -> int:
+def drop_pages_behind(mapped: mmap.mmap, dropped: int, offset: int) -> int:
     """Drop the map's pages from `dropped` up to the page holding `offset` from the process (they
     stay in the page cache); the new `dropped`."""
     if not hasattr(mapped, "madvise"):
