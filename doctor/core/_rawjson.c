@@ -642,11 +642,14 @@ static PyObject *spans_tuple(const SpanList *list) {
     return tuple;
 }
 
-/* The (buffer, start, stop, shorten) every scan takes, start and stop clamped to the buffer. */
+/* The (buffer, start, stop, shorten) every scan takes, clamped so that 0 <= start <= stop <= len(buffer)
+ * (scan_records sizes its copy from stop - start). */
 static int parse_scan_args(PyObject *args, Py_buffer *view, Py_ssize_t *start, Py_ssize_t *stop, Py_ssize_t *shorten) {
     if (!PyArg_ParseTuple(args, "y*nnn", view, start, stop, shorten)) return 0;
     if (*stop > view->len) *stop = view->len;
+    if (*stop < 0) *stop = 0;
     if (*start < 0) *start = 0;
+    if (*start > *stop) *start = *stop;
     return 1;
 }
 
@@ -981,8 +984,11 @@ static PyObject *copy_text_units(PyObject *self, PyObject *args) {
     Py_ssize_t first = ok == 1 ? first_span_from(value.spans, value.at) : 0;
     for (Py_ssize_t k = first; ok == 1 && k >= 0 && k < PyTuple_GET_SIZE(value.spans); k++) {
         Py_ssize_t position = span_field(value.spans, k, 0);
-        if (position >= stop) break;
-        if (position >= value.at) total += span_field(value.spans, k, 3); /* spans replace values, never keys */
+        if (PyErr_Occurred() || position >= stop) break;
+        if (position < value.at) continue;
+        Py_ssize_t units = span_field(value.spans, k, 3); /* spans replace values, never keys */
+        if (PyErr_Occurred()) break;
+        total += units;
     }
     release_in_copy(&value);
     if (ok < 0) return PyErr_NoMemory();
@@ -1001,10 +1007,11 @@ static PyObject *copy_span(PyObject *self, PyObject *args) {
     InCopy value;
     if (!in_copy(raw, text, spans, &value)) return NULL;
     Py_ssize_t ends[2] = {value.at, value.at + value.raw.len}, found[2];
-    for (int side = 0; side < 2; side++) {
+    for (int side = 0; side < 2 && !PyErr_Occurred(); side++) {
         Py_ssize_t x = ends[side], origin = begin, from = 0, before = first_span_from(value.spans, x) - 1;
         if (before >= 0) {
             origin = span_field(value.spans, before, 2);
+            if (origin == -1 && PyErr_Occurred()) break;
             from = span_field(value.spans, before, 0) + 2;
         }
         found[side] = origin + x - from;

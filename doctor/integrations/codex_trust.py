@@ -68,7 +68,8 @@ class CodexTrust:
                 "keyPath": "hooks.state", "mergeStrategy": "upsert",
                 "value": {key: {"trusted_hash": digest} for key, digest in untrusted.items()}}]})
             after = read_text(self.config)
-            if _without(_parsed(self.config, after), untrusted) != _without(parsed, untrusted):
+            written = _parsed(self.config, after)
+            if _without(written, untrusted) != _without(parsed, untrusted) or _fields_lost(parsed, written, untrusted):
                 if before is not None:
                     restore(self.config, before)
                 raise TrustFailed(f"{self.config}: Codex's write changed other keys; put back as it was")
@@ -105,6 +106,24 @@ def _parsed(path: Path, text: str | None) -> dict:
         raise Refused(path, f"not valid TOML ({exc}); fix it or move it away first") from None
 
 
+def _trust_entries(config: dict) -> dict:
+    """`hooks.state` of a parsed config.toml: each hook's trust entry by key ({} when there is none)."""
+    hooks = config.get("hooks")
+    state = hooks.get("state") if isinstance(hooks, dict) else None
+    return state if isinstance(state, dict) else {}
+
+
+def _fields_lost(before: dict, after: dict, keys: dict) -> list[str]:
+    """The fields besides `trusted_hash` that these hooks' trust entries held before (a user's
+    `enabled = false`, say) and no longer hold as they were: `_without` leaves the entries out whole."""
+    old, new = _trust_entries(before), _trust_entries(after)
+    return [f"{key}.{name}" for key in keys if isinstance(old.get(key), dict) for name, value in old[key].items()
+            if name != "trusted_hash" and (not isinstance(new.get(key), dict) or new[key].get(name, _ABSENT) != value)]
+
+
+_ABSENT = object()
+
+
 def _without(config: dict, keys: dict) -> dict:
     """`config` without these trust entries (and the tables they alone made), to compare the rest."""
     rest = copy.deepcopy(config)
@@ -124,16 +143,25 @@ class _AppServer:
     """`codex app-server` on stdio for the length of a `with`: JSON-RPC requests one at a time."""
 
     def __init__(self, binary: str, location: Location):
-        self.process = subprocess.Popen([binary, "app-server"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                        stderr=subprocess.DEVNULL, env=dict(location.env), cwd=location.project,
-                                        text=True, encoding="utf-8")
+        try:
+            self.process = subprocess.Popen([binary, "app-server"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                            stderr=subprocess.DEVNULL, env=dict(location.env), cwd=location.project,
+                                            text=True, encoding="utf-8")
+        except OSError as exc:
+            raise TrustFailed(f"could not start {binary} app-server: {exc.strerror or exc}") from None
+        # A daemon: a timer still waiting must not hold the process open at exit.
         self.watchdog = threading.Timer(TIMEOUT_SECONDS, self.process.kill)
+        self.watchdog.daemon = True
         self.next_id = 0
 
     def __enter__(self) -> _AppServer:
         self.watchdog.start()
-        self.call("initialize", {"clientInfo": {"name": "doctor", "title": "doctor install", "version": __version__}})
-        self._send({"method": "initialized"})
+        try:
+            self.call("initialize", {"clientInfo": {"name": "doctor", "title": "doctor install", "version": __version__}})
+            self._send({"method": "initialized"})
+        except BaseException:
+            self.__exit__()  # `with` does not call it when entering fails
+            raise
         return self
 
     def __exit__(self, *exc) -> None:

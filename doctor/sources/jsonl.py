@@ -10,7 +10,6 @@ to or locks the file; `iter_mapped_lines` maps it read-only.
 
 from __future__ import annotations
 
-import codecs
 import contextlib
 import json
 import mmap
@@ -75,16 +74,13 @@ def stdlib_loads(text: str) -> object:
         raise NestedTooDeep() from None
 
 
-def iter_line_spans(
-    path: Path, *, start: int = 0, check_utf8: bool = True
-) -> Iterator[tuple[int, bytes, memoryview, int, int, bool, bool]]:
+def iter_line_spans(path: Path, *, start: int = 0) -> Iterator[tuple[int, bytes, memoryview, int, int, bool]]:
     """The lines of `iter_raw_lines`, uncopied: (byte offset, buffer, its memoryview, begin, end,
-    ended-with-newline, valid UTF-8), the line being `buffer[begin:end]`.
+    ended-with-newline), the line being `buffer[begin:end]`. No UTF-8 check (callers validate).
 
     For hot loops that decode each line once and drop it: a line inside one read
     chunk is a span of that chunk, a line spanning chunks is joined into its own
-    buffer. UTF-8 is checked a chunk at a time (ASCII chunks cost nothing). The
-    same lines as `iter_raw_lines`, including its last, possibly empty,
+    buffer. The same lines as `iter_raw_lines`, including its last, possibly empty,
     unterminated one.
     """
     with open_session_file(path) as handle:
@@ -99,8 +95,6 @@ def iter_line_spans(
             view = memoryview(chunk)
             find = chunk.find
             begin = 0
-            chunk_valid = not check_utf8 or chunk.isascii()  # else lines are checked one by one: decoding a whole
-            # chunk past its first non-ASCII byte costs far more than the ASCII lines' fast path
             while True:
                 end = find(b"\n", begin)
                 if end < 0:
@@ -110,15 +104,15 @@ def iter_line_spans(
                     pending.append(chunk[begin:end])
                     line = b"".join(pending)
                     pending.clear()
-                    yield offset, line, memoryview(line), 0, len(line), True, not check_utf8 or is_valid_utf8(line)
+                    yield offset, line, memoryview(line), 0, len(line), True
                     offset += len(line) + 1
                 else:
-                    yield offset, chunk, view, begin, end, True, chunk_valid or _valid_utf8_view(view[begin:end])
+                    yield offset, chunk, view, begin, end, True
                     offset += end - begin + 1
                 begin = end + 1
         if pending:
             line = b"".join(pending)
-            yield offset, line, memoryview(line), 0, len(line), False, not check_utf8 or is_valid_utf8(line)
+            yield offset, line, memoryview(line), 0, len(line), False
 
 
 def iter_mapped_lines(path: Path, *, start: int = 0) -> Iterator[tuple[int, object, memoryview, int, int, bool]]:
@@ -133,8 +127,7 @@ def iter_mapped_lines(path: Path, *, start: int = 0) -> Iterator[tuple[int, obje
     """
     with read_only_map(path) as mapping:
         if mapping is None:
-            for offset, buffer, view, begin, end, terminated, _ in iter_line_spans(path, start=start, check_utf8=False):
-                yield offset, buffer, view, begin, end, terminated
+            yield from iter_line_spans(path, start=start)
             return
         mapped, view = mapping
         find, size = mapped.find, len(mapped)
@@ -148,7 +141,7 @@ def iter_mapped_lines(path: Path, *, start: int = 0) -> Iterator[tuple[int, obje
             yield begin, mapped, view, begin, end, True
             begin = end + 1
             if begin - dropped >= DROP_EVERY:
-                dropped = _drop_behind(mapped, dropped, begin)
+                dropped = drop_pages_behind(mapped, dropped, begin)
 
 
 @contextlib.contextmanager
@@ -188,10 +181,10 @@ def iter_line_chunks(mapped: mmap.mmap, start: int, chunk_bytes: int) -> Iterato
         yield begin, stop
         begin = stop
         if begin - dropped >= DROP_EVERY:
-            dropped = _drop_behind(mapped, dropped, begin)
+            dropped = drop_pages_behind(mapped, dropped, begin)
 
 
-def _drop_behind(mapped: mmap.mmap, dropped: int, offset: int) -> int:
+def drop_pages_behind(mapped: mmap.mmap, dropped: int, offset: int) -> int:
     """Drop the map's pages from `dropped` up to the page holding `offset` from the process (they
     stay in the page cache); the new `dropped`."""
     if not hasattr(mapped, "madvise"):
@@ -199,14 +192,6 @@ def _drop_behind(mapped: mmap.mmap, dropped: int, offset: int) -> int:
     upto = offset - offset % mmap.PAGESIZE
     mapped.madvise(mmap.MADV_DONTNEED, dropped, upto - dropped)
     return upto
-
-
-def _valid_utf8_view(view: memoryview) -> bool:
-    try:
-        codecs.utf_8_decode(view, "strict", True)
-    except UnicodeDecodeError:
-        return False
-    return True
 
 
 def iter_raw_lines(path: Path, *, start: int = 0) -> Iterator[tuple[int, int, bytes, bool]]:
@@ -259,7 +244,7 @@ def iter_json_lines(
     scans for complete top-level `{…}` objects); what it returns is yielded.
     """
     number = 0
-    for offset, buffer, view, begin, end, terminated, _ in iter_line_spans(path, start=start, check_utf8=False):
+    for offset, buffer, view, begin, end, terminated in iter_line_spans(path, start=start):
         number += 1
         for value in line_values(path, number, buffer, view, begin, end, terminated, issues, recover):
             yield JsonLine(number, offset, value)

@@ -14,8 +14,9 @@ from doctor.core.sentinels import LAYERS
 from doctor.report.audit_summary import AUDIT_CATEGORIES
 from doctor.sources.base import SourceError
 from doctor.sources.jsonl import loads
-from doctor.triage.rows import LAYER_COLUMNS, RESULT_COLUMNS, FileJob, FileOutcome, finish, storable, tool_type
-from doctor.triage.schema import RESULT_TYPES, SESSION_TYPES, fits
+from doctor.triage.rows import (
+    LAYER_COLUMNS, RESULT_COLUMNS, RESULT_TYPES, SESSION_TYPES, FileJob, FileOutcome, finish, storable, tool_type)
+from doctor.triage.schema import fits
 
 MARKERS = (b'"schemaVersion"', b'"generator"', b'"toolResultRetention"')
 SNIFF_BYTES = 4096

@@ -1,7 +1,7 @@
 """The rows one scanned file yields, as plain picklable data (they cross process and Dask boundaries).
 
-Column names and order here are the database's (see `schema`); a job fills them,
-the store writes them, nothing in between renames them.
+Column names, order and SQL types here are the database's (`schema` makes its tables from
+them); a job fills them, the store writes them, nothing in between renames them.
 """
 
 from __future__ import annotations
@@ -16,18 +16,51 @@ from doctor.core.sentinels import LAYERS
 
 LAYER_COLUMNS = tuple("layer_" + re.sub(r"[^a-z0-9]+", "_", layer).strip("_") for layer in LAYERS)
 
-SESSION_COLUMNS = (
-    "session_key", "path", "source", "agent", "agent_version", "format", "session_id", "project_hash",
-    "started", "size_bytes", "records", "tool_results", "retained_chars", "retained_tokens", "largest_chars",
-    "oversized", *LAYER_COLUMNS, "side_channel_chars", "side_channel_copies", "spill_findings",
-    "input_problems", "retention_unavailable", "results_complete", "results_digest",
-)
-
-# Per result, after session_key.
-RESULT_COLUMNS = (
-    "ordinal", "turn", "tool", "tool_type", "raw_chars", "injected_chars", "tokens",
-    "budget_chars", "budget_source", "layer", "oversized", "error", "declared_chars",
-)
+# Each table's columns in order, with their SQL types. The results table's come after its session_key;
+# the Arrow batches written to it take the same types.
+RESULT_TYPES = {
+    "ordinal": "BIGINT NOT NULL",
+    "turn": "BIGINT NOT NULL",
+    "tool": "VARCHAR NOT NULL",
+    "tool_type": "VARCHAR NOT NULL",
+    "raw_chars": "BIGINT NOT NULL",
+    "injected_chars": "DOUBLE NOT NULL",
+    "tokens": "BIGINT NOT NULL",
+    "budget_chars": "DOUBLE",
+    "budget_source": "VARCHAR",
+    "layer": "VARCHAR NOT NULL",
+    "oversized": "BOOLEAN NOT NULL",
+    "error": "BOOLEAN NOT NULL",
+    "declared_chars": "BIGINT",
+}
+SESSION_TYPES = {
+    "session_key": "VARCHAR PRIMARY KEY",
+    "path": "VARCHAR NOT NULL",
+    "source": "VARCHAR NOT NULL",
+    "agent": "VARCHAR",
+    "agent_version": "VARCHAR",
+    "format": "VARCHAR",
+    "session_id": "VARCHAR",
+    "project_hash": "VARCHAR",
+    "started": "VARCHAR",
+    "size_bytes": "BIGINT",
+    "records": "BIGINT",
+    "tool_results": "BIGINT",
+    "retained_chars": "DOUBLE",
+    "retained_tokens": "BIGINT",
+    "largest_chars": "DOUBLE",
+    "oversized": "BIGINT",
+    **{column: "BIGINT NOT NULL" for column in LAYER_COLUMNS},
+    "side_channel_chars": "BIGINT NOT NULL",
+    "side_channel_copies": "BIGINT NOT NULL",
+    "spill_findings": "BIGINT",
+    "input_problems": "BIGINT NOT NULL",
+    "retention_unavailable": "VARCHAR",
+    "results_complete": "BOOLEAN NOT NULL",
+    "results_digest": "VARCHAR NOT NULL",
+}
+SESSION_COLUMNS = tuple(SESSION_TYPES)
+RESULT_COLUMNS = tuple(RESULT_TYPES)
 
 OK, SKIPPED = "ok", "skipped"
 

@@ -8,52 +8,10 @@ would cost more on bulk inserts than it saves on the per-session deletes.
 
 from __future__ import annotations
 
-from doctor.triage.rows import LAYER_COLUMNS, RESULT_COLUMNS
+from doctor.triage.rows import RESULT_COLUMNS, RESULT_TYPES, SESSION_TYPES
 
 SCHEMA_VERSION = 1
 
-# The results table's columns after session_key; the Arrow batches written to it take the same types.
-RESULT_TYPES = {
-    "ordinal": "BIGINT NOT NULL",
-    "turn": "BIGINT NOT NULL",
-    "tool": "VARCHAR NOT NULL",
-    "tool_type": "VARCHAR NOT NULL",
-    "raw_chars": "BIGINT NOT NULL",
-    "injected_chars": "DOUBLE NOT NULL",
-    "tokens": "BIGINT NOT NULL",
-    "budget_chars": "DOUBLE",
-    "budget_source": "VARCHAR",
-    "layer": "VARCHAR NOT NULL",
-    "oversized": "BOOLEAN NOT NULL",
-    "error": "BOOLEAN NOT NULL",
-    "declared_chars": "BIGINT",
-}
-SESSION_TYPES = {
-    "session_key": "VARCHAR PRIMARY KEY",
-    "path": "VARCHAR NOT NULL",
-    "source": "VARCHAR NOT NULL",
-    "agent": "VARCHAR",
-    "agent_version": "VARCHAR",
-    "format": "VARCHAR",
-    "session_id": "VARCHAR",
-    "project_hash": "VARCHAR",
-    "started": "VARCHAR",
-    "size_bytes": "BIGINT",
-    "records": "BIGINT",
-    "tool_results": "BIGINT",
-    "retained_chars": "DOUBLE",
-    "retained_tokens": "BIGINT",
-    "largest_chars": "DOUBLE",
-    "oversized": "BIGINT",
-    **{column: "BIGINT NOT NULL" for column in LAYER_COLUMNS},
-    "side_channel_chars": "BIGINT NOT NULL",
-    "side_channel_copies": "BIGINT NOT NULL",
-    "spill_findings": "BIGINT",
-    "input_problems": "BIGINT NOT NULL",
-    "retention_unavailable": "VARCHAR",
-    "results_complete": "BOOLEAN NOT NULL",
-    "results_digest": "VARCHAR NOT NULL",
-}
 _ARROW_TYPES = {"BIGINT": "int64", "DOUBLE": "float64", "VARCHAR": "string", "BOOLEAN": "bool_"}
 _BIGINT = range(-(1 << 63), 1 << 63)
 _LARGEST_DOUBLE = 1.7976931348623157e308

@@ -247,6 +247,17 @@ def test_copy_functions_refuse_a_value_from_elsewhere() -> None:
         copy_span(msgspec.Raw(b"1"), b"1", ((0, 0, 2),), 0)
 
 
+
+def test_a_scan_range_outside_the_buffer_is_clamped_to_it() -> None:
+    """start past stop, stop past the end or below 0: every scan reads the empty range where it falls,
+    as a slice would (scan_records sized its copy from stop - start and gave no copy at all)."""
+    buffer = b'{"a":1}\n' * 100
+    rows = lambda table: memoryview(table).cast("n").tolist()  # noqa: E731
+    for start, stop, at in ((500, 10, 10), (0, -5, 0), (2000, 5000, len(buffer))):
+        assert scan_line(buffer, start, stop, 256) == (None, ()) == scan_record(buffer, start, stop, 256)
+        copy, spans, table = _rawjson.scan_records(buffer, start, stop, 256)
+        assert (copy, spans, rows(table)) == (b"", (), [at, 0, 0]), (start, stop)
+
 @st.composite
 def values(draw):
     """A JSON value (objects and arrays of lines' strings, nested), maybe corrupted, with bytes after it."""

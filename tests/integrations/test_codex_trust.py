@@ -119,3 +119,76 @@ def test_trust_is_for_codex_only(tmp_path):
     done = box.doctor("install", "claude", "--trust", check=False)
     assert done.returncode == 2 and "--trust is for Codex" in done.stderr
     assert not (box.home / ".claude").exists()
+
+
+def test_a_codex_that_ends_without_answering_leaves_nothing_behind(tmp_path, monkeypatch, capsys):
+    """A `codex` whose app server ends at once (here /bin/true): install says so (exit 2), the config is as
+    it was, and neither the server nor its watchdog timer is left behind (a timer still waiting held
+    `doctor` open for its whole minute at exit)."""
+    import threading
+
+    from doctor import cli
+
+    box = Sandbox(tmp_path)
+    config = box.home / ".codex" / "config.toml"
+    config.parent.mkdir(parents=True)
+    config.write_text('model = "x"\n')
+    for name in ("CODEX_HOME", "DOCTOR_CONFIG"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HOME", str(box.home))
+    monkeypatch.setenv("PATH", _with_codex(box, Path("/bin/true"))["PATH"])
+    monkeypatch.chdir(box.project)
+    assert cli.main(["install", "codex", "--trust"]) == 2
+    assert "could not trust doctor's hook: codex app-server " in capsys.readouterr().err  # ended, or not reading
+    assert sorted(p.name for p in config.parent.iterdir()) == ["config.toml", "hooks.json"]
+    assert config.read_text() == 'model = "x"\n'
+    assert [thread for thread in threading.enumerate() if isinstance(thread, threading.Timer)] == []
+
+
+# A `codex app-server` whose config writer replaces a hook's trust entry instead of merging into it (Codex
+# 0.171 merges): it answers hooks/list with doctor's hook and, on config/batchWrite, drops the entry's
+# other fields. Only the messages and fields `codex_trust` reads, as the real server sends them.
+REPLACING_SERVER = '''#!{python}
+import json, os, sys
+codex = os.path.join(os.environ["HOME"], ".codex")
+hooks = os.path.join(codex, "hooks.json")
+trusted = False
+for line in sys.stdin:
+    message = json.loads(line)
+    if "id" not in message:
+        continue
+    result = {{}}
+    if message["method"] == "hooks/list":
+        result = {{"data": [{{"hooks": [{{
+            "key": hooks + ":post_tool_use:0:0", "handlerType": "command", "command": "doctor hook codex",
+            "sourcePath": hooks, "isManaged": False, "currentHash": "sha256:new", "eventName": "postToolUse",
+            "trustStatus": "trusted" if trusted else "untrusted"}}]}}]}}
+    elif message["method"] == "config/batchWrite":
+        path = os.path.join(codex, "config.toml")
+        with open(path) as handle:
+            text = handle.read()
+        with open(path, "w") as handle:
+            handle.write(text.replace("enabled = false\\n", "").replace("sha256:old", "sha256:new"))
+        trusted = True
+    print(json.dumps({{"id": message["id"], "result": result}}), flush=True)
+'''
+
+
+def test_a_field_of_doctors_trust_entry_the_write_dropped_is_put_back(tmp_path):
+    """The user disabled doctor's hook in its trust entry (`enabled = false`) beside a stale hash: a
+    write that keeps every other key but drops that field is undone and install says so."""
+    import sys
+
+    box = Sandbox(tmp_path)
+    server = box.root / "codex-server"
+    server.write_text(REPLACING_SERVER.format(python=sys.executable))
+    server.chmod(0o755)
+    config = box.home / ".codex" / "config.toml"
+    config.parent.mkdir(parents=True)
+    original = (f'model = "x"\n\n[hooks.state."{box.home}/.codex/hooks.json:post_tool_use:0:0"]\n'
+                'enabled = false\ntrusted_hash = "sha256:old"\n')
+    config.write_text(original)
+    done = box.doctor("install", "codex", "--trust", check=False, env=_with_codex(box, server))
+    assert done.returncode == 2 and "Codex's write changed other keys; put back as it was" in done.stderr, done.stderr
+    assert config.read_text() == original
+    assert [p.read_text() for p in config.parent.glob("config.toml.doctor-backup-*")] == [original]

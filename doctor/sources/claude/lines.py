@@ -3,9 +3,11 @@
 Most of a Claude file's bytes are copies the reader only measures (the
 `toolUseResult` UI copy, `attachment` prompt snapshots, `progress` output) or
 skips (`api-request*` copies). So each line is first walked once by the C
-`rawjson.scan_record`, which checks every string as JSON.parse reads it, measures
-the long ones and hands back a copy of the line with those blanked to "". A msgspec
-Struct declaring only the fields used decodes that short copy: the copies stay
+`rawjson.scan_records` (a mapped file's lines about CHUNK_BYTES at a time;
+`scan_record` for one line), which checks every string as JSON.parse reads it,
+measures the long ones and hands back a copy of the lines with those blanked to "".
+A msgspec Struct declaring only the fields used decodes that short copy (one
+`decode_lines` call a chunk; line by line when it refuses the chunk): the copies stay
 `msgspec.Raw` and their text size (`text_chars`) comes from `raw_text_chars`
 (the short strings counted in the copy, the blanked ones at their measured
 length); only a user or assistant `message` is built, by orjson, from its own bytes

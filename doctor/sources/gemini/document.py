@@ -31,7 +31,7 @@ import orjson
 from doctor.core import rawjson
 from doctor.sources.base import SourceError, open_session_file
 from doctor.sources.gemini.spans import SHORTEN_FROM, MessageSpan
-from doctor.sources.jsonl import DROP_EVERY, loads
+from doctor.sources.jsonl import DROP_EVERY, drop_pages_behind, loads, read_only_map
 
 _WHITESPACE = re.compile(rb"[ \t\n\r]*")
 _SCALAR = re.compile(rb"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?|true|false|null")
@@ -65,15 +65,8 @@ def whole(path: Path) -> object:
 def stream(path: Path) -> tuple[dict, dict] | None:
     """(metadata, messages by id) as the exact reading would replay them, or None when the document is
     not one the stream stands in for (see the module docstring)."""
-    with open_session_file(path) as handle:
-        try:
-            mapped = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
-        except (ValueError, OSError):  # empty, or not a regular file
-            return None
-    try:
-        return _Walk(mapped).document()
-    finally:
-        mapped.close()
+    with read_only_map(path) as mapping:
+        return None if mapping is None else _Walk(mapping[0]).document()
 
 
 class _Refused(Exception):
@@ -188,7 +181,5 @@ class _Walk:
 
     def _drop_before(self, at: int) -> None:
         """Give back the pages before `at` every DROP_EVERY bytes (they stay in the page cache)."""
-        if at - self.dropped >= DROP_EVERY and hasattr(self.buffer, "madvise"):  # not on every platform
-            upto = at - at % mmap.PAGESIZE
-            self.buffer.madvise(mmap.MADV_DONTNEED, self.dropped, upto - self.dropped)
-            self.dropped = upto
+        if at - self.dropped >= DROP_EVERY:
+            self.dropped = drop_pages_behind(self.buffer, self.dropped, at)
