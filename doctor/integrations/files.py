@@ -54,8 +54,11 @@ class Change:
 
 
 def read_text(path: Path) -> str | None:
+    """The file's text as it is on disk, line endings included (`newline=""`): a backup written from
+    it is the file byte for byte, and a file left unchanged compares equal to itself."""
     try:
-        return path.read_text(encoding="utf-8")
+        with open(path, encoding="utf-8", newline="") as handle:
+            return handle.read()
     except FileNotFoundError:
         return None
     except (OSError, UnicodeDecodeError) as exc:
@@ -136,7 +139,7 @@ def _write(path: Path, text: str, mode: int | None = None) -> None:
         mode = path.stat().st_mode & 0o777 if path.exists() else 0o644
     temporary = path.with_name(f".{path.name}.doctor-{os.getpid()}")
     descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
-    with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
+    with os.fdopen(descriptor, "w", encoding="utf-8", newline="") as handle:  # the text's own line endings
         handle.write(text)
     os.chmod(temporary, mode)
     os.replace(temporary, path)

@@ -83,6 +83,21 @@ def test_qwen_settings_keep_unrelated_keys_through_install_and_uninstall(home, c
     assert json.loads(settings.read_text()) == original
 
 
+def test_the_backup_is_the_settings_file_byte_for_byte(home, capsys):
+    """A settings file written with CRLF line endings (an editor on Windows, a synced folder) and a
+    non-ASCII value: the backup install makes holds exactly its bytes, not a re-encoded copy."""
+    settings = home / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    original = '{\r\n  "model": "opus",\r\n  "env": {"GREETING": "grüß dich \u2014 ✓"}\r\n}\r\n'.encode("utf-8")
+    settings.write_bytes(original)
+
+    assert cli.main(["install", "claude"]) == 0
+
+    [backup] = settings.parent.glob("settings.json.doctor-backup-*")
+    assert backup.read_bytes() == original
+    assert json.loads(settings.read_bytes())["env"] == {"GREETING": "grüß dich \u2014 ✓"}
+
+
 @pytest.mark.parametrize("broken", ["{ \"permissions\": {", "// a comment\n{}", "[1, 2]", "{\"permissions\": 3}"])
 def test_a_settings_file_that_does_not_parse_is_refused_untouched(broken, home, capsys):
     settings = home / ".qwen" / "settings.json"
