@@ -219,16 +219,18 @@ class ShortenedLine:
 
 _compiled = compiled_module()
 accelerated = _compiled is not None
-if accelerated:
-    from doctor.core._rawjson import (
-        marked_lines, offset_in, scan_line, scan_value, string_span, string_units, valid_utf8)
-else:
-    valid_utf8, string_units, string_span, scan_line = py_valid_utf8, py_string_units, py_string_span, py_scan_line
-    scan_value, marked_lines = py_scan_value, py_marked_lines
-    offset_in = None  # where a msgspec.Raw sits in the buffer it was decoded from; callers search instead
+
+# Both ways: the C function, else its exact pure-Python definition above.
+valid_utf8 = _compiled.valid_utf8 if accelerated else py_valid_utf8
+string_units = _compiled.string_units if accelerated else py_string_units
+string_span = _compiled.string_span if accelerated else py_string_span
+scan_line = _compiled.scan_line if accelerated else py_scan_line
+scan_value = _compiled.scan_value if accelerated else py_scan_value
+marked_lines = _compiled.marked_lines if accelerated else py_marked_lines
 
 # C only (None without the module: callers take their exact path, which is faster than counting in
-# Python): `scan_record`, `scan_line` that also refuses (None) a line where msgspec reading the copy
+# Python): `offset_in`, where a msgspec.Raw sits in the buffer it was decoded from (callers search
+# instead); `scan_record`, `scan_line` that also refuses (None) a line where msgspec reading the copy
 # and orjson reading parts of the line could part from orjson reading it whole (a surrogate escape, an
 # exponent, a 300-digit run, deep nesting); `copy_text_units(raw, text, spans)`, the JS lengths of the
 # string values (keys left out) of a msgspec.Raw decoded from such a copy, the replaced strings counted
@@ -236,7 +238,8 @@ else:
 # one object, an escaped key); `copy_span(raw, text, spans, begin)`, where that value lies in the
 # scanned buffer; `scan_records(buffer, start, stop, shorten)`, `scan_record` over every line of a
 # chunk, for one msgspec `decode_lines` call: (copy, spans, table), see _rawjson.c.
-if accelerated:
-    from doctor.core._rawjson import copy_span, copy_text_units, scan_record, scan_records
-else:
-    copy_span = copy_text_units = scan_record = scan_records = None
+offset_in = getattr(_compiled, "offset_in", None)
+scan_record = getattr(_compiled, "scan_record", None)
+scan_records = getattr(_compiled, "scan_records", None)
+copy_text_units = getattr(_compiled, "copy_text_units", None)
+copy_span = getattr(_compiled, "copy_span", None)
