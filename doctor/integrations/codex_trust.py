@@ -166,6 +166,7 @@ class _AppServer:
 
     def __exit__(self, *exc) -> None:
         self.watchdog.cancel()
+        self.watchdog.join()  # cancel only wakes the timer's thread; wait until it has ended
         try:
             self.process.stdin.close()
             self.process.wait(10)
