@@ -183,16 +183,16 @@ def _mutate(lines: list[bytes], rng: random.Random, text: str, op: int | None = 
     elif op == 11 and type(response) is dict:  # Gemini's masking notice: its pointer comes last, past any head
         response["output"] = "<tool_output_masked>\n" + long + "x" * 9000 + _MASKED_POINTER
         lines[index] = _dump(record, rng)
-    elif op in (12, 13) and type(record.get("toolCallResult")) is dict:  # a long display: a string, a shell result
+    elif op in (12, 13) and type(record) is dict and type(record.get("toolCallResult")) is dict:  # a long display: a string, a shell result
         shell = {"type": "shell_result", "version": 1, "text": long, "output": long if rng.random() < 0.5 else long[::-1],
                  "directory": "/tmp", "exitCode": 0, "signal": None, "pid": 7, "error": None, "outcome": "completed",
                  "truncated": False, "notices": [], "outputFiles": []}
         record["toolCallResult"]["resultDisplay"] = long if op == 12 else shell
         lines[index] = _dump(record, rng)
-    elif op == 14 and isinstance(record.get("toolCallResult"), dict) and isinstance(record["toolCallResult"].get("callId"), str):
+    elif op == 14 and type(record) is dict and isinstance(record.get("toolCallResult"), dict) and isinstance(record["toolCallResult"].get("callId"), str):
         old = json.dumps(record["toolCallResult"]["callId"]).encode()  # a call id long enough to be shortened
         lines = [line.replace(old, json.dumps("call-" + "7" * 400).encode()) for line in lines]
-    elif record is not None:  # re-serialised with the keys reversed and a long prompt-like output
+    elif type(record) is dict:  # re-serialised with the keys reversed and a long prompt-like output
         if type(response) is dict:
             response["output"] = long
         lines[index] = _dump(dict(reversed(list(record.items()))), rng)
