@@ -530,7 +530,8 @@ enum {
                     decodes the copy checks them); its deepest nesting in *deepest */
     SCAN_RECORD, /* SCAN_LINE, failing also where msgspec and orjson could read the line differently:
                     a lone surrogate escape, a number with an exponent or of RECORD_MAX_DIGITS digits,
-                    nesting deeper than RECORD_MAX_DEPTH (see scan_record) */
+                    nesting deeper than RECORD_MAX_DEPTH; and where the line is not one object or array
+                    (brackets counted, not matched; see scan_record) */
 };
 
 /* The shared pass of the scans over p[start:stop], without the GIL: every string checked as JSON.parse
@@ -542,6 +543,7 @@ static INLINE Py_ssize_t scan_strings_in(const unsigned char *p, Py_ssize_t star
                                          int mode, SpanList *list, Py_ssize_t *removed, Py_ssize_t *deepest, int *lone,
                                          const int avx2) {
     Py_ssize_t first = list->count, digits = 0, depth = 0, i = start;
+    int closed = 0; /* SCAN_RECORD: the line's value has ended */
     uint64_t heads = 0;
     while (i < stop) {
         unsigned char c = p[i];
@@ -554,15 +556,26 @@ static INLINE Py_ssize_t scan_strings_in(const unsigned char *p, Py_ssize_t star
                     return i + 1;
                 }
             } else if (mode == SCAN_RECORD) {
-                if (c >= '0' && c <= '9') {
+                if (depth == 0) {
+                    /* Outside the line's one value: whitespace, and its opening bracket once. Anything else
+                     * (a second value, a bare scalar, a bracket too many) and msgspec's decode_lines, which
+                     * reads a stream of values and not of lines, would give this line's neighbours the
+                     * wrong records. */
+                    if (c == '{' || c == '[') {
+                        if (closed) return -1;
+                        depth = 1;
+                    } else if (c != ' ' && c != '\t' && c != '\r') {
+                        return -1;
+                    }
+                } else if (c >= '0' && c <= '9') {
                     if (++digits >= RECORD_MAX_DIGITS) return -1;
                 } else {
                     if ((c | 0x20) == 'e' && digits) return -1; /* an exponent ("true" has no digit before) */
                     digits = 0;
                     if (c == '{' || c == '[') {
                         if (++depth > RECORD_MAX_DEPTH) return -1;
-                    } else if (c == '}' || c == ']') {
-                        depth--;
+                    } else if ((c == '}' || c == ']') && --depth == 0) {
+                        closed = 1;
                     }
                 }
             }
@@ -570,6 +583,7 @@ static INLINE Py_ssize_t scan_strings_in(const unsigned char *p, Py_ssize_t star
             continue;
         }
         digits = 0;
+        if (mode == SCAN_RECORD && depth == 0) return -1; /* a string outside the line's one value */
         /* A token byte-identical to a long one already checked is that token again (a shell
          * display holds its output twice): compared, not scanned. Only tokens whose first bytes
          * hash to a bit of `heads` are compared (the bits of the long tokens' first bytes). */
@@ -598,7 +612,8 @@ static INLINE Py_ssize_t scan_strings_in(const unsigned char *p, Py_ssize_t star
         i = end;
         if (mode == SCAN_VALUE && depth == 0) return i; /* the value was this string */
     }
-    return mode == SCAN_VALUE ? -1 : stop;
+    if (mode == SCAN_VALUE || (mode == SCAN_RECORD && (depth || !closed))) return -1; /* unclosed, or no value */
+    return stop;
 }
 
 #define SCAN_STRINGS_PARAMS                                                                                  \
@@ -706,7 +721,9 @@ static PyObject *scan_line(PyObject *self, PyObject *args) {
  * and must get what orjson decoding the whole line gives: None also where the two decoders part or
  * orjson would refuse the whole line: a lone surrogate escape (both refuse it: the exact path's
  * stdlib keeps it), a number with an exponent or RECORD_MAX_DIGITS digits in a row (orjson refuses
- * those beyond the double range, msgspec accepts them), nesting deeper than RECORD_MAX_DEPTH. */
+ * those beyond the double range, msgspec accepts them), nesting deeper than RECORD_MAX_DEPTH; and
+ * where the line is not exactly one object or array (blank, a bare scalar, two values glued, one
+ * left open): scan_records' copy of lines goes to decode_lines, which reads a stream of values. */
 static PyObject *scan_record(PyObject *self, PyObject *args) {
     return shortened_line(args, SCAN_RECORD);
 }

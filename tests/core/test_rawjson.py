@@ -152,36 +152,45 @@ _STRING_OR_OTHER = re.compile(rb'"(?:[^"\\]|\\.)*"|[^"]+', re.DOTALL)
 
 def reference_record(buffer: bytes, start: int, stop: int, shorten: int):
     """`scan_record`: `reference_scan`, refused also for a string orjson refuses (a lone surrogate escape:
-    `reference_scan` checked the rest), a number with an exponent or of 300 digits in a row, or nesting
-    deeper than 256 outside strings."""
+    `reference_scan` checked the rest), a number with an exponent or of 300 digits in a row, nesting
+    deeper than 256 outside strings, or a line that is not one bracketed value: anything but whitespace
+    and one opening bracket outside it (brackets counted, not matched), or left open."""
     scanned = reference_scan(buffer, start, stop, shorten)
     if scanned is None:
         return None
-    depth = 0
+    depth, closed = 0, False
     for piece in _STRING_OR_OTHER.findall(buffer[start:stop]):
         if piece.startswith(b'"'):
-            if orjson_refuses(piece):
+            if orjson_refuses(piece) or depth == 0:
                 return None
             continue
         if re.search(rb"[0-9][eE]|[0-9]{300}", piece):
             return None
         for byte in piece:
+            if depth == 0 and (byte not in b" \t\r{[" or (byte in b"{[" and closed)):
+                return None
             depth += byte in b"{[" and 1 or -(byte in b"}]")
+            closed = closed or depth == 0 and byte in b"}]"
             if depth > 256:
                 return None
-    return scanned
+    return scanned if depth == 0 and closed else None
 
 
 _NUMBERS = [b"0", b"-12", b"3.25", b"1e5", b"-2.5E-3", b"7E+2", b"9" * 299, b"9" * 300, b"1" + b"0" * 320,
             b"true", b"false", b"null"]
 
 
+# Around a line's one value: nothing, whitespace, or what makes it more or less than one value.
+_AROUND = [b"", b" ", b"\t\r", b"{}", b"[]", b"}", b"]", b"{", b"null", b"7", b'"s"', b" {} ", b"[1]{"]
+
+
 @settings(max_examples=600, suppress_health_check=FIXTURE_OK)
 @given(line=lines(), number=st.sampled_from(_NUMBERS), depth=st.sampled_from([0, 1, 255, 256, 257]),
-       shorten=st.sampled_from([2, 40, 256]), pad=st.integers(0, 70))
+       shorten=st.sampled_from([2, 40, 256]), pad=st.integers(0, 70),
+       before=st.sampled_from(_AROUND), after=st.sampled_from(_AROUND))
 def test_scan_record_agrees_with_the_pure_definition(line: bytes, number: bytes, depth: int, shorten: int,
-                                                      pad: int) -> None:
-    line = line[:-1] + b',"n":' + b"[" * depth + number + b"]" * depth + b"}"
+                                                      pad: int, before: bytes, after: bytes) -> None:
+    line = before + line[:-1] + b',"n":' + b"[" * depth + number + b"]" * depth + b"}" + after
     buffer = b"x" * pad + line + b"\ntail"
     assert scan_record(buffer, pad, pad + len(line), shorten) == reference_record(buffer, pad, pad + len(line), shorten)
 
@@ -254,7 +263,8 @@ def test_a_scan_range_outside_the_buffer_is_clamped_to_it() -> None:
     buffer = b'{"a":1}\n' * 100
     rows = lambda table: memoryview(table).cast("n").tolist()  # noqa: E731
     for start, stop, at in ((500, 10, 10), (0, -5, 0), (2000, 5000, len(buffer))):
-        assert scan_line(buffer, start, stop, 256) == (None, ()) == scan_record(buffer, start, stop, 256)
+        assert scan_line(buffer, start, stop, 256) == (None, ())
+        assert scan_record(buffer, start, stop, 256) is None  # no value at all: the exact path's
         copy, spans, table = _rawjson.scan_records(buffer, start, stop, 256)
         assert (copy, spans, rows(table)) == (b"", (), [at, 0, 0]), (start, stop)
 

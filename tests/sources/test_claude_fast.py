@@ -109,3 +109,29 @@ def test_lines_the_decoders_disagree_on(line: bytes, mode: str, monkeypatch, tmp
     path = tmp_path / "s.jsonl"
     path.write_bytes(b'{"type":"user","uuid":"0","sessionId":"s","message":{"role":"user","content":"go"}}\n' + line + b"\n")
     _agree(path, monkeypatch, mode)
+
+
+_USER = b'{"type":"user","uuid":"%d","sessionId":"s","message":{"role":"user","content":"turn %d"}}'
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("odd", [
+    b'{"type":"queue-operation"}{"type":"queue-operation"}',  # two records glued on one line
+    b'{"type":"queue-operation"} {"type":"user","uuid":"g","message":{"role":"user","content":"glued"}}',
+    b'null null',
+    b'{"type":"user","uuid":"t","message":{"role":"user",\n"content":"torn across two lines"}}',
+    b'{"type":"queue-operation"}}',  # a bracket too many
+    b'{"type":"user","uuid":"o","message":{"role":"user","content":"open"}',  # one too few
+    b'"a string" {"type":"queue-operation"}',
+    b'7 {"type":"queue-operation"}',
+], ids=["glued", "glued-used", "two-nulls", "torn", "extra-close", "unclosed", "string-first", "number-first"])
+def test_a_line_of_more_or_less_than_one_value_keeps_every_other_line_in_place(odd: bytes, mode: str, monkeypatch,
+                                                                               tmp_path: Path) -> None:
+    """msgspec's `decode_lines` reads its input as a stream of values, not of lines: two values glued on
+    one line, or one value torn across two, shift every later line of the chunk onto another line's record
+    (the fuzzer found the user turn after a glued pair dropped and every line number off by one). Such a
+    line must leave the chunk to the exact path and keep its neighbours in place."""
+    records = [_USER % (n, n) for n in range(6)]
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(b"\n".join(records[:3] + [odd] + records[3:]) + b"\n")
+    _agree(path, monkeypatch, mode)

@@ -49,6 +49,24 @@ def test_the_pure_python_reader_reports_the_same(session: Path) -> None:
     assert _run(report, home, pure=False) == pure
 
 
+def test_a_glued_line_reports_the_same_with_and_without_the_c_module(tmp_path: Path) -> None:
+    """Two records glued on one line and one torn across two, in a real Claude recording: the
+    accelerated reader once misplaced every later line of the chunk (or failed with an IndexError);
+    it must report what the exact path reports."""
+    if not rawjson.accelerated:
+        pytest.skip("the C accelerator is not built here: both runs would be pure")
+    lines = SESSIONS[0].read_bytes().split(b"\n")
+    lines[0:2] = [lines[0] + lines[1]]  # glued
+    at = next(i for i, line in enumerate(lines) if line.startswith(b'{"parentUuid"') and b'"type":"user"' in line)
+    lines[at] = lines[at].replace(b'"message":', b'\n"message":', 1)  # torn across two lines
+    session = tmp_path / SESSIONS[0].name
+    session.write_bytes(b"\n".join(lines))
+    report = ["-m", "doctor", "memory", str(session), "--json"]
+    pure = _run(report, tmp_path, pure=True)
+    assert '"toolResultCount"' in pure
+    assert _run(report, tmp_path, pure=False) == pure
+
+
 @pytest.mark.slow
 @pytest.mark.ci
 def test_an_install_without_a_compiler_works(tmp_path: Path) -> None:
