@@ -14,6 +14,7 @@ whole session: history, meta, side channels, issues, identity, analysis rows.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import orjson
@@ -134,4 +135,19 @@ def test_a_line_of_more_or_less_than_one_value_keeps_every_other_line_in_place(o
     records = [_USER % (n, n) for n in range(6)]
     path = tmp_path / "s.jsonl"
     path.write_bytes(b"\n".join(records[:3] + [odd] + records[3:]) + b"\n")
+    _agree(path, monkeypatch, mode)
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("key", ["cwd", "sessionId", "uuid", "timestamp", "version", "agentId"])
+def test_a_long_identifying_field_reads_the_same_fast_and_exact(key: str, mode: str, monkeypatch,
+                                                               tmp_path: Path) -> None:
+    """A project 300 characters deep (or any such field that long): the scan blanks every long string
+    value in the copy msgspec decodes, so the fast path once read `cwd`, `sessionId`, `uuid`... as ""."""
+    source = next(path for path in FILES if b'"agentId":"' in path.read_bytes())  # a subagent's file has them all
+    data = re.sub(rb'"%s":"([^"\\]{1,120})"' % key.encode(),
+                  lambda match: b'"%s":"%s/%s"' % (key.encode(), match.group(1), b"deep" * 80), source.read_bytes())
+    assert data != source.read_bytes()
+    path = tmp_path / source.name
+    path.write_bytes(data)
     _agree(path, monkeypatch, mode)

@@ -18,7 +18,8 @@ Exactness: the fast decode is used only where it gives what the exact path
 `scan_record` refuses (invalid UTF-8 or string, a surrogate escape, a number with an
 exponent or of 300 digits, deep nesting: where orjson would refuse the whole line
 or msgspec and orjson part), that msgspec refuses (not an object, NaN, torn), whose
-used fields have unusual types (a numeric `timestamp`), whose copies hold a key
+used fields have unusual types (a numeric `timestamp`) or read "" in a shortened copy (the
+scan blanks a long string value wherever it is, a 300-character `cwd` too), whose copies hold a key
 twice or an escaped key (`raw_text_chars`), or whose message orjson refuses, is
 read by the exact path instead, whole. Without the C module every
 line is: checking and counting in Python costs more than a full orjson decode.
@@ -135,6 +136,9 @@ def decoded_record(decoded: _Line, buffer, text, spans: tuple, begin: int) -> Cl
         return IGNORED
     record = ClaudeRecord(kind, decoded.uuid, decoded.sessionId, decoded.timestamp, decoded.version,
                           decoded.cwd, decoded.agentId, decoded.isSidechain, subtype=decoded.subtype)
+    if spans and "" in (record.uuid, record.session_id, record.timestamp, record.version, record.cwd,
+                        record.agent_id, record.subtype):
+        return None  # the scan blanked a long one (a deep project's cwd), or it is "": only the exact path knows
     try:
         if kind == "user" or kind == "assistant":
             if decoded.message:
