@@ -10,6 +10,7 @@ and once from a package built where the compiler fails (what README's install do
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -64,6 +65,33 @@ def test_a_glued_line_reports_the_same_with_and_without_the_c_module(tmp_path: P
     report = ["-m", "doctor", "memory", str(session), "--json"]
     pure = _run(report, tmp_path, pure=True)
     assert '"toolResultCount"' in pure
+    assert _run(report, tmp_path, pure=False) == pure
+
+
+# One recording of each agent, and the identifying string fields its reader keeps.
+LONG_FIELD_SESSIONS = SESSIONS + [
+    RECORDINGS / "qwen/multi-turn/session.jsonl",
+    next((RECORDINGS / "gemini/big-outputs/home/.gemini/tmp").glob("*/chats/*.jsonl")),
+]
+LONG_FIELDS = re.compile(rb'"(cwd|sessionId|session_id|uuid|parentUuid|timestamp|version|agentId|id|projectHash|'
+                         rb'startTime|lastUpdated|originator|cli_version)":"([^"\\]{1,120})"')
+
+
+@pytest.mark.parametrize("session", LONG_FIELD_SESSIONS, ids=lambda p: p.parts[len(RECORDINGS.parts)])
+def test_identifying_fields_of_300_characters_report_the_same_with_and_without_the_c_module(
+        session: Path, tmp_path: Path) -> None:
+    """The C scans blank every long string value in the copy a fast reader decodes; a session whose ids,
+    times, versions or working directory are that long (a project 300 characters deep) must report what
+    the exact path reports (the Claude reader once read them as "")."""
+    if not rawjson.accelerated:
+        pytest.skip("the C accelerator is not built here: both runs would be pure")
+    data, count = LONG_FIELDS.subn(lambda m: b'"%s":"%s/%s"' % (m[1], m[2], b"deep" * 75), session.read_bytes())
+    assert count > 3
+    copy = tmp_path / session.name
+    copy.write_bytes(data)
+    report = ["-m", "doctor", "memory", str(copy), "--json"]
+    pure = _run(report, tmp_path, pure=True)
+    assert "deep" * 75 in pure  # the session id, or the start time, as the exact path read it
     assert _run(report, tmp_path, pure=False) == pure
 
 
