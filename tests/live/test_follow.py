@@ -167,6 +167,33 @@ def test_print_changes_json_lines_are_inert(tmp_path):
     assert json.loads(out.lines[0])["source"]["agent"] == hostile
 
 
+class _InterruptedMidWrite:
+    """A stdout where Ctrl-C lands while a line is half written (as it did under the fuzzer)."""
+
+    def __init__(self):
+        self.text = ""
+
+    def write(self, text: str) -> None:
+        half = len(text) // 2
+        self.text += text[:half]
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(0.05)  # the signal is delivered here unless it is held back
+        self.text += text[half:]
+
+    def flush(self) -> None:
+        pass
+
+
+def test_ctrl_c_mid_line_still_leaves_whole_json_lines(tmp_path):
+    """`--follow --json` stopped while writing a report: the line is finished, then Ctrl-C stops it."""
+    live = tmp_path / "live.jsonl"
+    live.write_bytes((RECORDINGS / "multi-turn" / "session.jsonl").read_bytes())
+    out = _InterruptedMidWrite()
+    with pytest.raises(KeyboardInterrupt):
+        print_changes(FileFollower(live), out, as_json=True, interval=0)
+    assert out.text.endswith("\n") and json.loads(out.text)["toolResultRetention"]["toolResultCount"] > 0
+
+
 def _write_slowly(path: Path, lines: list[bytes], pause: float) -> None:
     with open(path, "ab") as writer:
         for line in lines:
