@@ -79,16 +79,30 @@ def owned_file(path: Path, content: str | None) -> Change:
 JsonEdit = Callable[[dict], None]
 
 
-def json_settings(path: Path, edit: JsonEdit) -> Change:
-    """The change `edit` (which mutates a parsed settings object in place) makes to a JSON file."""
+@dataclass(frozen=True)
+class Comments:
+    """An agent that strips comments from its settings file before JSON.parse (Gemini CLI, Qwen Code);
+    `agent` names it in messages."""
+
+    agent: str
+
+
+def json_settings(path: Path, edit: JsonEdit, comments: Comments | None = None) -> Change:
+    """The change `edit` (which mutates a parsed settings object in place) makes to a JSON file.
+    A file of plain JSON is written back whole (2-space indent, key order kept); one whose agent
+    reads comments (`comments`) and that holds some is edited in place (doctor/integrations/jsonc.py),
+    its comments and layout kept, and refused if the result would not read back as the edit."""
     before = read_text(path)
+    tree = None
     if before is None or not before.strip():
         settings: dict = {}
     else:
         try:
             settings = json.loads(before)
         except ValueError as exc:
-            raise Refused(path, f"not valid JSON (line {exc.lineno}: {exc.msg}); fix it or move it away first") from None
+            if comments is None:
+                raise Refused(path, f"not valid JSON (line {exc.lineno}: {exc.msg}); fix it or move it away first") from None
+            settings, tree = _parsed_with_comments(path, before, comments)
         if not isinstance(settings, dict):
             raise Refused(path, "does not hold a JSON object")
     edited = copy.deepcopy(settings)
@@ -98,9 +112,35 @@ def json_settings(path: Path, edit: JsonEdit) -> Change:
         raise Refused(path, f"{exc}; doctor will not guess how to merge into it") from None
     if edited == settings:
         return Change(path, before, before)
+    if tree is not None:
+        return Change(path, before, _edited_with_comments(path, before, tree, settings, edited, comments), backup=True)
     if not edited:  # it held only doctor's entries: uninstall leaves no empty file behind
         return Change(path, before, None, backup=True)
     return Change(path, before, json.dumps(edited, indent=2, ensure_ascii=False) + "\n", backup=True)
+
+
+def _parsed_with_comments(path: Path, text: str, comments: Comments):
+    from doctor.integrations import jsonc
+
+    try:
+        return jsonc.parse(text)
+    except ValueError as exc:
+        raise Refused(path, f"not valid JSON with comments, as {comments.agent} reads it ({exc}); "
+                            "fix it or move it away first") from None
+
+
+def _edited_with_comments(path: Path, text: str, tree, settings: dict, edited: dict, comments: Comments) -> str:
+    """`text` with the edit made in place; refused unless it reads back as exactly `edited`."""
+    from doctor.integrations import jsonc
+
+    try:
+        after = jsonc.edit_text(text, tree, settings, edited)
+        if jsonc.same(jsonc.parse(after)[0], edited):
+            return after
+    except ValueError:
+        pass
+    raise Refused(path, "holds comments doctor could not keep while merging its entries; add them by hand "
+                        "(`doctor install --dry-run` on a copy without comments shows them) or move the file away")
 
 
 def apply(changes: list[Change], *, stamp: str | None = None) -> dict[Path, Path]:

@@ -12,7 +12,7 @@ Gemini session of the working directory. `settings.json` gets an `AfterTool` hoo
 from __future__ import annotations
 
 from doctor.integrations.plans import Location, Plan, edit_hook
-from doctor.integrations.files import json_settings, owned_file
+from doctor.integrations.files import Comments, json_settings, owned_file
 from doctor.sources.discovery import GEMINI, agent_homes
 
 COMMAND = '''\
@@ -35,6 +35,10 @@ priority = 100
 '''
 
 
+# Gemini CLI strips comments from settings.json before JSON.parse (strip-json-comments).
+READS_COMMENTS = Comments("Gemini CLI")
+
+
 def plan(location: Location, *, installing: bool, options: dict) -> Plan:
     base = location.base(agent_homes(location.env)[GEMINI], ".gemini")
     def edit(settings: dict) -> None:
@@ -44,5 +48,5 @@ def plan(location: Location, *, installing: bool, options: dict) -> Plan:
     return Plan([
         owned_file(base / "commands" / "doctor" / "memory.toml", COMMAND if installing else None),
         owned_file(base / "policies" / "doctor.toml", POLICY if installing else None),
-        json_settings(base / "settings.json", edit),
+        json_settings(base / "settings.json", edit, READS_COMMENTS),
     ], ["type /doctor:memory in Gemini CLI"] if installing else [])

@@ -17,7 +17,7 @@ Never a top-level `commands/doctor.md`: it would take over Qwen's built-in `/doc
 from __future__ import annotations
 
 from doctor.integrations.plans import Location, Plan, edit_hook, edit_status_line
-from doctor.integrations.files import add_to_list, json_settings, owned_file, remove_from_list
+from doctor.integrations.files import Comments, add_to_list, json_settings, owned_file, remove_from_list
 from doctor.sources.discovery import QWEN, agent_homes
 
 COMMAND = """\
@@ -39,6 +39,10 @@ REPLACES_DEFAULT = ("doctor's status line replaces Qwen's built-in default one (
 ALLOW = ("permissions", "allow")
 
 
+# Qwen Code strips comments from settings.json before JSON.parse (trailing commas stop it: jsonc.py).
+READS_COMMENTS = Comments("Qwen Code")
+
+
 def plan(location: Location, *, installing: bool, options: dict) -> Plan:
     base = location.base(agent_homes(location.env)[QWEN], ".qwen")
     command = owned_file(base / "commands" / "doctor" / "memory.md", COMMAND if installing else None)
@@ -56,4 +60,4 @@ def plan(location: Location, *, installing: bool, options: dict) -> Plan:
 
     notes = ["type /doctor:memory in Qwen Code; the status line shows the tool output kept in context"] \
         if installing else []
-    return Plan([command, json_settings(base / "settings.json", edit)], notes)
+    return Plan([command, json_settings(base / "settings.json", edit, READS_COMMENTS)], notes)

@@ -29,11 +29,32 @@ def _chars(summary: str) -> int:
     return int(re.search(r"results?, ([\d,]+) chars retained", summary).group(1).replace(",", ""))
 
 
+# A user's own Qwen settings as Qwen reads them (comments stripped, then JSON.parse), with a key doctor
+# merges into.
+COMMENTED_QWEN_SETTINGS = """{
+  // my own settings: doctor install must keep this note
+  "ui": {
+    "hideTips": true /* and this one */
+  }
+}
+"""
+
+
 @_needs(QWEN)
 @pytest.mark.ci
-def test_qwen_slash_command_reaches_the_model(tmp_path):
+@pytest.mark.parametrize("settings", [None, COMMENTED_QWEN_SETTINGS], ids=["no-settings", "commented-settings"])
+def test_qwen_slash_command_reaches_the_model(tmp_path, settings):
+    """Also from a settings file with comments: Qwen must read what doctor wrote into it (the permission
+    entry that lets the command run, the hook, the status line) with the user's notes still there."""
     box = Sandbox(tmp_path)
+    if settings:
+        (box.home / ".qwen").mkdir()
+        (box.home / ".qwen" / "settings.json").write_text(settings)
     assert "created" in box.doctor("install", "qwen").stdout
+    if settings:
+        written = (box.home / ".qwen" / "settings.json").read_text()
+        assert "// my own settings: doctor install must keep this note" in written and "/* and this one */" in written
+        assert '"hideTips": true' in written and "doctor statusline qwen" in written
     first = QWEN.run(box, ["-p", "go", "--yolo"], [
         [{"name": "run_shell_command", "args": {"command": "seq 1 200000", "description": "big"}},
          {"name": "run_shell_command", "args": {"command": "seq 1 100", "description": "small"}},
@@ -93,8 +114,12 @@ def test_claude_first_prompt_is_a_short_message(tmp_path):
 def test_gemini_slash_command_reaches_the_model(tmp_path):
     box = Sandbox(tmp_path)
     (box.home / ".gemini").mkdir()
-    (box.home / ".gemini" / "settings.json").write_text(json.dumps(GEMINI_SETTINGS))
+    # The user's settings as Gemini CLI reads them: comments stripped, then JSON.parse.
+    commented = "// my own settings\n" + json.dumps(GEMINI_SETTINGS, indent=2).replace("{", "{ /* note */", 1)
+    (box.home / ".gemini" / "settings.json").write_text(commented)
     box.doctor("install", "gemini")
+    written = (box.home / ".gemini" / "settings.json").read_text()
+    assert written.startswith("// my own settings\n{ /* note */") and "doctor hook gemini" in written
     first = GEMINI.run(box, ["-p", "go", "--yolo"], [
         [{"name": "run_shell_command", "args": {"command": "seq 1 30000", "description": "big"}}], "All done."])
     assert first.returncode == 0, first.stderr
