@@ -221,16 +221,23 @@ def print_changes(
 
 def _write_whole(out: TextIO, line: str) -> None:
     """Write and flush `line` with Ctrl-C held back until it is out: stopped mid-write, `--follow --json`
-    left half a report on its last line (the mutation fuzzer saw one cut at 4,078 chars). A Ctrl-C that
-    came meanwhile is raised as the mask is lifted, between two lines."""
-    block = getattr(signal, "pthread_sigmask", None)
-    previous = block(signal.SIG_BLOCK, {signal.SIGINT}) if block else None
+    left half a report on its last line (the mutation fuzzer saw one cut at 4,078 chars). The SIGINT
+    handler is swapped for one that only takes note (a signal mask would not do: the kernel gives a
+    process's signal to any thread not masking it, and Python then raises in the main thread anyway);
+    a Ctrl-C that came meanwhile is raised once the line is out."""
+    interrupted = []
+    try:
+        previous = signal.signal(signal.SIGINT, lambda *_: interrupted.append(True))
+    except ValueError:  # not the main thread: a Ctrl-C is not raised here
+        previous = None
     try:
         out.write(line)
         out.flush()
     finally:
-        if block:
-            block(signal.SIG_SETMASK, previous)
+        if previous is not None:
+            signal.signal(signal.SIGINT, previous)
+    if interrupted:
+        raise KeyboardInterrupt
 
 
 def follow_command(path: Path, agent: str | None, build_report: BuildReport, *, fmt: str = "text", tui: bool = False) -> int:
