@@ -90,7 +90,7 @@ class Comments:
 def json_settings(path: Path, edit: JsonEdit, comments: Comments | None = None) -> Change:
     """The change `edit` (which mutates a parsed settings object in place) makes to a JSON file.
     A file of plain JSON is written back whole (2-space indent, key order kept); one whose agent
-    reads comments (`comments`) and that holds some is edited in place (doctor/integrations/jsonc.py),
+    reads comments (`comments`) and that holds some is edited in place (doctor/core/jsonc.py),
     its comments and layout kept, and refused if the result would not read back as the edit."""
     before = read_text(path)
     tree = None
@@ -120,7 +120,7 @@ def json_settings(path: Path, edit: JsonEdit, comments: Comments | None = None) 
 
 
 def _parsed_with_comments(path: Path, text: str, comments: Comments):
-    from doctor.integrations import jsonc
+    from doctor.core import jsonc
 
     try:
         return jsonc.parse(text)
@@ -131,7 +131,7 @@ def _parsed_with_comments(path: Path, text: str, comments: Comments):
 
 def _edited_with_comments(path: Path, text: str, tree, settings: dict, edited: dict, comments: Comments) -> str:
     """`text` with the edit made in place; refused unless it reads back as exactly `edited`."""
-    from doctor.integrations import jsonc
+    from doctor.core import jsonc
 
     try:
         after = jsonc.edit_text(text, tree, settings, edited)

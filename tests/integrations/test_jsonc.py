@@ -21,7 +21,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from doctor import cli
-from doctor.integrations import jsonc
+from doctor.core import jsonc
 
 EXAMPLES = max(100, int(os.environ.get("DOCTOR_DIFFERENTIAL_EXAMPLES", "400")) // 2)
 _SCALARS = st.one_of(st.none(), st.booleans(), st.integers(-10**6, 10**6),
