@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 _TOKEN = re.compile(r"""
     (?P<space>[ \t\r\n]+)
   | (?P<line_comment>//[^\n]*)
-  | (?P<block_comment>/\*.*?\*/)
+  | (?P<block_comment>/\*.*?(?:\*/|\Z))  # unclosed, it runs to the end (strip-json-comments)
   | (?P<string>"(?:[^"\\\x00-\x1f]|\\.)*")
   | (?P<literal>-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?|true|false|null)
   | (?P<punct>[{}\[\]:,])
@@ -68,8 +68,7 @@ def _tokens(text: str) -> list[tuple[str, int, int]]:
         match = _TOKEN.match(text, at)
         if match is None:
             line = text.count("\n", 0, at) + 1
-            what = "an unclosed comment" if text.startswith("/*", at) else f"unexpected {text[at]!r}"
-            raise ValueError(f"line {line}: {what}")
+            raise ValueError(f"line {line}: unexpected {text[at]!r}")
         kind = match.lastgroup
         if kind not in ("space", "line_comment", "block_comment"):
             tokens.append((kind, match.start(), match.end()))
@@ -106,7 +105,11 @@ class _Parser:
             self.fail("nested too deep")
         token, start, end = self.take("{", "[", "string", "literal")
         if token in ("string", "literal"):
-            return Node(start, end, json.loads(self.text[start:end]))
+            try:
+                return Node(start, end, json.loads(self.text[start:end]))
+            except ValueError:  # an escape JSON.parse refuses (`\q`)
+                self.at -= 1
+                self.fail(f"not a valid string: {self.text[start:end][:20]!r}")
         closing = "}" if token == "{" else "]"
         node = Node(start, end, {} if token == "{" else [])
         while self.peek() != closing:

@@ -9,7 +9,6 @@ assumes trust and says so), system (`QWEN_CODE_SYSTEM_SETTINGS_PATH` or
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -83,49 +82,22 @@ def deep_merge(base: Mapping, override: Mapping) -> dict:
 
 
 def read_settings_file(path: Path) -> Mapping:
-    """One settings file; Qwen accepts // comments, so strip them first."""
+    """One settings file, read as the agents read theirs: comments stripped, then JSON.parse
+    (doctor/core/jsonc.py); Claude Code's own settings have none, and lose nothing by it."""
+    from doctor.core import jsonc
+
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise SettingsError(f"{path}: cannot read settings: {exc}") from exc
     try:
-        data = json.loads(_strip_json_comments(text))
-    except json.JSONDecodeError as exc:
-        raise SettingsError(f"{path}:{exc.lineno}: invalid JSON in settings: {exc.msg}") from exc
+        data = jsonc.parse(text)[0]
+    except ValueError as exc:  # "line N: what"
+        line, _, what = str(exc).partition(": ")
+        raise SettingsError(f"{path}:{line.removeprefix('line ')}: invalid JSON in settings: {what}") from None
     if not isinstance(data, Mapping):
         raise SettingsError(f"{path}: settings must be a JSON object")
     return data
-
-
-def _strip_json_comments(text: str) -> str:
-    """Remove // and /* */ comments outside strings."""
-    out: list[str] = []
-    i, n = 0, len(text)
-    in_string = False
-    while i < n:
-        char = text[i]
-        if in_string:
-            out.append(char)
-            if char == "\\" and i + 1 < n:
-                out.append(text[i + 1])
-                i += 1
-            elif char == '"':
-                in_string = False
-        elif char == '"':
-            in_string = True
-            out.append(char)
-        elif text.startswith("//", i):
-            end = text.find("\n", i)
-            i = n if end < 0 else end
-            continue
-        elif text.startswith("/*", i):
-            end = text.find("*/", i + 2)
-            i = n if end < 0 else end + 2
-            continue
-        else:
-            out.append(char)
-        i += 1
-    return "".join(out)
 
 
 def load_qwen_settings(

@@ -98,8 +98,9 @@ def test_the_backup_is_the_settings_file_byte_for_byte(home, capsys):
     assert json.loads(settings.read_bytes())["env"] == {"GREETING": "grüß dich \u2014 ✓"}
 
 
-# A comment is valid in Qwen's settings (tests/integrations/test_jsonc.py); a trailing comma or an unclosed one is not.
-@pytest.mark.parametrize("broken", ["{ \"permissions\": {", "// a comment\n{},", "{} /* open", "[1, 2]",
+# A comment is valid in Qwen's settings (tests/integrations/test_jsonc.py); a trailing comma or an escape JSON.parse
+# refuses is not.
+@pytest.mark.parametrize("broken", ["{ \"permissions\": {", "// a comment\n{},", '{"a": "\\q"}', "[1, 2]",
                                     "{\"permissions\": 3}"])
 def test_a_settings_file_that_does_not_parse_is_refused_untouched(broken, home, capsys):
     settings = home / ".qwen" / "settings.json"

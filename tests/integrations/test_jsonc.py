@@ -118,7 +118,7 @@ def test_commented_settings_are_read_as_the_agent_reads_them_and_edited_in_place
 @pytest.mark.parametrize("text, where", [
     ('{"a": 1,}', "line 1: a comma before the closing bracket"),
     ('{\n  "a": [1, 2,]\n}', "line 2: a comma before the closing bracket"),
-    ("{\n/* never closed\n}", "line 2: an unclosed comment"),
+    ('{\n  "a": "\\q"\n}', "line 2: not a valid string"),
     ('{"a": 1} {"b": 2}', "line 1: more after the value"),
     ('{"a": 01}', "line 1"),
     ("[" * 300 + "]" * 300, "nested too deep"),
@@ -126,6 +126,14 @@ def test_commented_settings_are_read_as_the_agent_reads_them_and_edited_in_place
 def test_what_the_agents_would_not_read_is_refused_naming_the_line(text, where):
     with pytest.raises(ValueError, match=where):
         jsonc.parse(text)
+
+
+def test_an_unclosed_comment_runs_to_the_end_as_strip_json_comments_reads_it():
+    """strip-json-comments (both agents) blanks an unclosed `/*` to the end of the text, so JSON.parse
+    reads what came before it."""
+    assert jsonc.parse('{"a": 1} /* never closed\n}')[0] == {"a": 1}
+    with pytest.raises(ValueError, match="line 1: the text ends too early"):
+        jsonc.parse('{"a": 1 /* never closed }')
 
 
 def test_a_bom_is_skipped_and_kept():
