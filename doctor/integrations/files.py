@@ -130,7 +130,8 @@ def _parsed_with_comments(path: Path, text: str, comments: Comments):
 
 
 def _edited_with_comments(path: Path, text: str, tree, settings: dict, edited: dict, comments: Comments) -> str:
-    """`text` with the edit made in place; refused unless it reads back as exactly `edited`."""
+    """`text` with the edit made in place; refused unless it reads back as exactly `edited` (jsonc.py
+    will not guess which of a key given twice to edit; the property tests find no other case)."""
     from doctor.core import jsonc
 
     try:
@@ -139,8 +140,8 @@ def _edited_with_comments(path: Path, text: str, tree, settings: dict, edited: d
             return after
     except ValueError:
         pass
-    raise Refused(path, "holds comments doctor could not keep while merging its entries; add them by hand "
-                        "(`doctor install --dry-run` on a copy without comments shows them) or move the file away")
+    raise Refused(path, "holds comments and a key given twice where doctor adds its entries; keep one of the "
+                        "two (the agent reads the last) and run install again")
 
 
 def apply(changes: list[Change], *, stamp: str | None = None) -> dict[Path, Path]:

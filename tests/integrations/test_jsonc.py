@@ -204,3 +204,15 @@ def test_claude_settings_with_a_comment_are_still_refused(home, capsys):
     assert cli.main(["install", "claude"]) == 2
     assert "not valid JSON (line 1" in capsys.readouterr().err
     assert settings.read_text() == '// mine\n{"model": "x"}\n'
+
+
+def test_a_key_given_twice_where_doctor_edits_is_refused_untouched(home, capsys):
+    """The agent reads the last of the two; doctor does not guess which one to edit."""
+    settings = home / ".qwen" / "settings.json"
+    settings.parent.mkdir()
+    text = '{\n  // mine\n  "permissions": {"allow": []},\n  "permissions": {"allow": ["x"]}\n}\n'
+    settings.write_text(text)
+    assert cli.main(["install", "qwen"]) == 2
+    error = capsys.readouterr().err
+    assert error.count("\n") == 1 and "a key given twice" in error and str(settings) in error
+    assert settings.read_text() == text and sorted(p.name for p in settings.parent.iterdir()) == ["settings.json"]
