@@ -197,7 +197,8 @@ def test_a_trailing_comma_is_refused_for_qwen_as_qwen_refuses_it(home, capsys):
 
 
 def test_claude_settings_with_a_comment_are_still_refused(home, capsys):
-    """Claude Code reads settings.json as plain JSON: a comment there is an error doctor must not build on."""
+    """Claude Code reads settings.json as plain JSON: with a comment, Claude Code 2.1.332 says "Invalid or
+    malformed JSON" and loads none of the file (tried here), an error doctor must not build on."""
     settings = home / ".claude" / "settings.json"
     settings.parent.mkdir()
     settings.write_text('// mine\n{"model": "x"}\n')
