@@ -12,13 +12,13 @@ exit code is always 0.
 
 from __future__ import annotations
 
-import gc
 import json
 import sys
 from pathlib import Path
 from types import SimpleNamespace
 
 from doctor import exitcodes
+from doctor.core.gc_pause import cyclic_gc_paused
 
 AGENTS = ("claude", "qwen")
 UNAVAILABLE = "doctor: —"
@@ -39,18 +39,13 @@ def plain_args(words: list[str]) -> SimpleNamespace | None:
 
 
 def run(args) -> int:
-    # A short run that unpickles an index of tens of thousands of objects: the cyclic garbage
-    # collector would walk them again and again (loading a 3 MB index took five times as long).
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
-        line = status(args.agent, sys.stdin.buffer.read(1 << 20))
-    except Exception as exc:  # noqa: BLE001  (a status line must never show a traceback)
-        _log(f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}")
-        line = UNAVAILABLE
-    finally:
-        if collecting:
-            gc.enable()
+    # A short run that unpickles an index of tens of thousands of objects: no cyclic collection.
+    with cyclic_gc_paused():
+        try:
+            line = status(args.agent, sys.stdin.buffer.read(1 << 20))
+        except Exception as exc:  # noqa: BLE001  (a status line must never show a traceback)
+            _log(f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}")
+            line = UNAVAILABLE
     sys.stdout.write(line + "\n")
     return exitcodes.OK
 

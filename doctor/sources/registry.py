@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib
 from pathlib import Path
 
+from doctor.core.gc_pause import cyclic_gc_paused
 from doctor.sources.base import LoadedSession, UnknownFormat
 from doctor.sources.sniffing import Head
 
@@ -36,19 +37,22 @@ def _readers():
 
 
 def open_session(path: Path, agent: str | None = None) -> LoadedSession:
-    """Read `path` with the reader for `agent`, or the first reader that recognises it."""
+    """Read `path` with the reader for `agent`, or the first reader that recognises it (with no cyclic
+    garbage collection meanwhile: a reader builds a large structure without a single cycle)."""
     path = Path(path)
     head = Head.read(path)
     if agent is not None:
         for reader in _readers():
             if reader.NAME == agent or agent in getattr(reader, "ALIASES", ()):
-                return reader.read(path)
+                with cyclic_gc_paused():
+                    return reader.read(path)
         known = ", ".join(r.NAME for r in available_readers())
         raise UnknownFormat(path, f"no reader for agent {agent!r} (known: {known})")
     if not head.bytes.strip():
         raise UnknownFormat(path, "file is empty: no session records to read")
     for reader in _readers():
         if reader.sniff(path, head):
-            return reader.read(path)
+            with cyclic_gc_paused():
+                return reader.read(path)
     tried = ", ".join(r.NAME for r in available_readers())
     raise UnknownFormat(path, f"unknown session format (tried: {tried})")
