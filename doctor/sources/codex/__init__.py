@@ -12,6 +12,7 @@ files; in-place truncation markers stay in the text.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from doctor.sources.base import LoadedSession, SideChannelCopy
@@ -47,13 +48,15 @@ def sniff(path: Path, head: bytes) -> bool:
 
 def read(path: Path) -> LoadedSession:
     path = Path(path)
-    rollout = read_rollout(path)
+    rollout = read_rollout(path, _marked)
     contents = list(openai_responses(rollout.items))  # converted once: the analysis and the meta walk it
     session_meta = rollout.meta.get("session", {})
+    outputs = rollout.outputs
     session = LoadedSession(
         agent=NAME,
         path=path,
-        history=lambda: iter(contents),
+        # Long outputs are kept measured (codex/measured.py): the history decodes them again from the file.
+        history=(lambda: outputs.restored(contents, envelope)) if outputs else (lambda: iter(contents)),
         # The list itself: the analysis then parses a stub's header only for the rows someone reads.
         measured_history=lambda: contents,
         session_id=session_meta.get("id") or session_meta.get("session_id"),
@@ -77,18 +80,19 @@ def _meta(rollout: Rollout, contents: list) -> dict:
         "originator": session_meta.get("originator"),
         "whole_file": rollout.seen.figures(rollout.names),
         "compaction": {"compactions": rollout.compactions, **rollout.compacted.figures(rollout.names)},
-        "truncated_in_place": _truncated_in_place(contents),
+        "truncated_in_place": _truncated_in_place(contents, rollout.outputs.marked if rollout.outputs else _marked),
         "encrypted_reasoning": {"count": rollout.reasoning.count, "chars": rollout.reasoning.chars},
     }
 
 
-def _truncated_in_place(contents: list) -> int:
-    """Outputs the tool or Codex cut in the middle (the marker sits in the text the model holds)."""
+def _truncated_in_place(contents: list, marked: Callable[[str], bool]) -> int:
+    """Outputs the tool or Codex cut in the middle (the marker sits in the text the model holds;
+    `marked` looks, or says what was seen while a measured output's text was at hand)."""
     count = 0
     for content in contents:
         for part in content["parts"]:
             fr = part.get("functionResponse")
-            if fr is not None and _marked(result_text(fr)):
+            if fr is not None and marked(result_text(fr)):
                 count += 1
     return count
 

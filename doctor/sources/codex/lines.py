@@ -137,22 +137,26 @@ def _fast_text_fields(holder: _Item, names: tuple[str, ...], text, spans: tuple)
     return total
 
 
-def iter_envelopes(path: Path, issues: list[SourceIssue]) -> Iterator[tuple[int, str | None, object]]:
-    """(line number, record type, payload) of every object line whose payload is an object; an
-    event_msg payload is given as `event_copy` gives it. Lines that are not objects go to `issues`."""
+def iter_envelopes(path: Path, issues: list[SourceIssue]) -> Iterator[tuple[int, str | None, object, tuple | None]]:
+    """(line number, record type, payload, line span) of every object line whose payload is an object;
+    an event_msg payload is given as `event_copy` gives it. The span (the line's first and last byte
+    offsets) is given when the line holds that one record alone, so that it can be decoded again.
+    Lines that are not objects go to `issues`."""
     fast = rawjson.scan_record is not None  # without the C module every line is decoded whole
     number = 0
-    for _, buffer, view, begin, end, terminated in iter_mapped_lines(path):
+    for offset, buffer, view, begin, end, terminated in iter_mapped_lines(path):
         number += 1
         if fast and buffer.find(EVENT_MARK, begin, min(end, begin + MARK_WITHIN)) >= 0:
             copy = fast_event(view[begin:end])
             if copy is not None:
-                yield number, "event_msg", copy or None
+                yield number, "event_msg", copy or None, None
                 continue
-        for value in line_values(path, number, buffer, view, begin, end, terminated, issues):
+        values = line_values(path, number, buffer, view, begin, end, terminated, issues)
+        span = (offset, offset + end - begin) if len(values) == 1 else None
+        for value in values:
             if not isinstance(value, dict):
                 issues.append(SourceIssue(path, number, "record is not a JSON object; skipped"))
                 continue
             kind, payload = envelope(value)
             if isinstance(payload, dict):
-                yield number, kind, event_copy(payload) if kind == "event_msg" else payload
+                yield number, kind, event_copy(payload) if kind == "event_msg" else payload, span

@@ -13,15 +13,18 @@ copies of command output (`exec_command_end`, `item_completed` CommandExecution,
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from doctor.sources.base import SideChannelCopy, SourceIssue
 from doctor.sources.claude_codex_common import CallNames, Tally, side_copy, text_chars
 from doctor.sources.codex.lines import iter_envelopes
+from doctor.sources.codex.measured import Outputs
 from doctor.sources.dumps.dialects import openai_responses
 
 CALL_TYPES = frozenset({"function_call", "custom_tool_call", "local_shell_call"})
+OUTPUT_TYPES = frozenset({"function_call_output", "custom_tool_call_output", "local_shell_call_output"})
 
 
 @dataclass
@@ -39,17 +42,21 @@ class Rollout:
     issues: list[SourceIssue] = field(default_factory=list)
     meta: dict = field(default_factory=dict)
     legacy: bool = False
+    outputs: Outputs | None = None  # the long outputs kept measured, when the file can be read again
 
     def side(self, kind: str) -> SideChannelCopy:
         return side_copy(self.side_channel, kind)
 
 
-def read_rollout(path: Path) -> Rollout:
-    """Read `path` (never writing to it) into a Rollout."""
-    rollout = Rollout(path)
-    for number, kind, payload in iter_envelopes(path, rollout.issues):
+def read_rollout(path: Path, marked: Callable[[str], bool]) -> Rollout:
+    """Read `path` (never writing to it) into a Rollout; a regular file's long outputs are kept
+    measured (`Outputs`; `marked` tells whether a text holds a truncation marker)."""
+    rollout = Rollout(path, outputs=Outputs(path, marked) if path.is_file() else None)
+    for number, kind, payload, span in iter_envelopes(path, rollout.issues):
         if kind == "response_item":
             _take_item(rollout, payload, number)
+            if rollout.outputs is not None and isinstance(payload.get("type"), str) and payload["type"] in OUTPUT_TYPES:
+                rollout.outputs.measure(payload, span)
         elif kind == "compacted":
             _compact(rollout, payload)
         elif kind == "event_msg":
