@@ -56,7 +56,7 @@ def read(path: Path) -> LoadedSession:
         agent=NAME,
         path=path,
         # Long outputs are kept measured (codex/measured.py): the history decodes them again from the file.
-        history=(lambda: outputs.restored(contents, envelope)) if outputs else (lambda: iter(contents)),
+        history=(lambda: outputs.restored(contents)) if outputs else (lambda: iter(contents)),
         # The list itself: the analysis then parses a stub's header only for the rows someone reads.
         measured_history=lambda: contents,
         session_id=session_meta.get("id") or session_meta.get("session_id"),
