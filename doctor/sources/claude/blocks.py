@@ -24,24 +24,28 @@ def _media_part(block: dict) -> dict:
     return block
 
 
-def tool_result_part(block: dict, names: CallNames, line: int | None) -> dict:
-    """One `tool_result` block as a functionResponse part (its name joined from the call)."""
+def tool_result_text(block: dict) -> tuple[str, list]:
+    """The text the model was sent for one `tool_result` block, and its other blocks (nested parts)."""
     content = block.get("content")
     nested: list = []
     if isinstance(content, str):
-        text = content
-    elif isinstance(content, list):
-        texts = []
-        for item in content:
-            if isinstance(item, dict) and item.get("type") == "text" and isinstance(item.get("text"), str):
-                texts.append(item["text"])
-            elif isinstance(item, dict) and item.get("type") in ("image", "document"):
-                nested.append(_media_part(item))
-            else:
-                nested.append(item)
-        text = "".join(texts)
-    else:
-        text = ""
+        return content, nested
+    if not isinstance(content, list):
+        return "", nested
+    texts = []
+    for item in content:
+        if isinstance(item, dict) and item.get("type") == "text" and isinstance(item.get("text"), str):
+            texts.append(item["text"])
+        elif isinstance(item, dict) and item.get("type") in ("image", "document"):
+            nested.append(_media_part(item))
+        else:
+            nested.append(item)
+    return "".join(texts), nested
+
+
+def tool_result_part(block: dict, names: CallNames, line: int | None) -> dict:
+    """One `tool_result` block as a functionResponse part (its name joined from the call)."""
+    text, nested = tool_result_text(block)
     part = function_response_part(block.get("tool_use_id"), "", text,
                                   is_error=block.get("is_error") is True, nested=nested)
     names.attach(part["functionResponse"], line)
