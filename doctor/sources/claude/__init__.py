@@ -57,10 +57,12 @@ def session_from_file(file: ClaudeFile, *, details: bool = True) -> LoadedSessio
     and cwd), not the whole-file and compaction tallies or the persisted-output rows (a stat each)."""
     path = file.path
     contents = file.thread.contents
+    outputs = file.outputs
     session = LoadedSession(
         agent=NAME,
         path=path,
-        history=lambda: iter(contents),
+        # Long results are kept measured (doctor/sources/measured_outputs.py): the history reads them again.
+        history=(lambda: outputs.restored(contents)) if outputs else (lambda: iter(contents)),
         # The list itself: the analysis then parses a stub's header only for the rows someone reads.
         measured_history=lambda: contents,
         session_id=file.session_id,

@@ -17,13 +17,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from doctor.sources.base import SideChannelCopy, SourceIssue
-from doctor.sources.claude.blocks import assistant_parts, user_parts
+from doctor.core.sentinels import SENTINEL_PREFIXES
+from doctor.sources.claude.blocks import assistant_parts, tool_result_text, user_parts
 from doctor.sources.claude.lines import ClaudeRecord, iter_records
 from doctor.sources.claude_codex_common import CallNames, result_text, side_copy
 from doctor.sources.claude.spill import is_persisted_stub, persisted_output, spill_roots
 from doctor.sources.claude.thread import ClaudeThread
 from doctor.sources.jsonl import Cursor
+from doctor.sources.measured_outputs import MeasuredOutputs
 
+# Results this long (characters) are kept measured, with a head of HEAD_CHARS (every sentinel prefix is shorter).
+MEASURE_FROM = 1024
+HEAD_CHARS = 256
 TOOL_USE_RESULT = "toolUseResult"
 PROGRESS = "progress"
 ATTACHMENT = "attachment"
@@ -46,9 +51,15 @@ class ClaudeFile:
     cwd: str | None = None  # the project the session ran in: its .claude/settings*.json apply
     is_sidechain_file: bool | None = None
     stubs: list = field(default_factory=list)  # (functionResponse, stub text, compact boundaries before it)
+    outputs: MeasuredOutputs | None = None  # long results kept measured, when the file can be read again
 
     def side(self, kind: str) -> SideChannelCopy:
         return side_copy(self.side_channel, kind)
+
+    def __getstate__(self) -> dict:
+        """Pickled (the status line's index) without `outputs`: it knows its texts by object identity,
+        which a pickle does not keep. The status line never asks for the texts back."""
+        return {**self.__dict__, "outputs": None}
 
     def persisted_outputs(self) -> list[dict]:
         roots = spill_roots(self.path)
@@ -77,7 +88,7 @@ class ClaudeFileReader:
     """
 
     def __init__(self, path: Path):
-        self.file = ClaudeFile(path)
+        self.file = ClaudeFile(path, outputs=MeasuredOutputs(path, _result_in_record) if path.is_file() else None)
         self.cursor = Cursor()
         self._seen_uuids: set[str] = set()
         self._result_lines: dict[str, int] = {}
@@ -121,6 +132,8 @@ def _take_message(file: ClaudeFile, record: ClaudeRecord, number: int, result_li
         thread.add_assistant(message.get("id"), assistant_parts(message.get("content"), file.names, number))
         return
     parts, has_results = user_parts(message.get("content"), file.names, number)
+    if has_results and file.outputs is not None and record.line is not None:
+        _keep_measured(file.outputs, parts, record.line)
     thread.add_user(parts, has_results)
     if record.tool_use_result_chars is not None:
         file.side(TOOL_USE_RESULT).add(record.tool_use_result_chars)
@@ -132,6 +145,28 @@ def _take_message(file: ClaudeFile, record: ClaudeRecord, number: int, result_li
         text = result_text(fr)
         if thread is file.thread and is_persisted_stub(text):
             file.stubs.append((fr, text, thread.boundaries))
+
+
+def _keep_measured(outputs: MeasuredOutputs, parts: list, line: tuple[int, int]) -> None:
+    """Keep the long results of one user record measured (their text is read again from `line` when
+    the history is asked for); a sentinel-headed one (a persisted-output stub) stays whole, to be parsed.
+    The k-th result part is the record's k-th `tool_result` block (user_parts makes one per block)."""
+    results = (part["functionResponse"] for part in parts if isinstance(part, dict) and "functionResponse" in part)
+    for ordinal, fr in enumerate(results):
+        response = fr["response"]
+        key = "error" if "error" in response else "output"
+        text = response.get(key)
+        if type(text) is str and len(text) >= MEASURE_FROM and not text.startswith(SENTINEL_PREFIXES):
+            response[key] = outputs.keep(text, HEAD_CHARS, line, ordinal)
+
+
+def _result_in_record(record: object, ordinal: object) -> object:
+    """The text of the `ordinal`-th tool_result block of a user record, as `tool_result_part` made it."""
+    message = record.get("message") if isinstance(record, dict) else None
+    content = message.get("content") if isinstance(message, dict) else None
+    blocks = [block for block in content if isinstance(block, dict) and block.get("type") == "tool_result"] \
+        if isinstance(content, list) else []
+    return tool_result_text(blocks[ordinal])[0] if isinstance(ordinal, int) and ordinal < len(blocks) else None
 
 
 def _note_identity(file: ClaudeFile, record: ClaudeRecord) -> None:

@@ -62,6 +62,7 @@ class ClaudeRecord:
     copy_chars: int = 0  # progress records: text_chars of data; attachment records: of attachment
     subtype: object = None
     compacted_ids: object = None  # microcompact boundaries: microcompactMetadata.compactedToolIds
+    line: tuple[int, int] | None = None  # the line's byte span, when it holds this record alone
 
 
 def record_from_dict(record: dict) -> ClaudeRecord:
@@ -207,8 +208,9 @@ def iter_records(
                     line_spans = spans[rows[row + 2] : rows[row + 5]]
                     record = decoded_record(line, view, text, line_spans, begin - rows[row + 1])
                 if record is None:
-                    yield from _exact_records(path, number, buffer, view, begin, end, end < size, issues)
+                    yield from _exact_records(path, number, buffer, view, begin, end, end < size, issues, begin)
                 elif record is not IGNORED:
+                    record.line = (begin, end)
                     yield number, record
                 begin = end + 1
 
@@ -225,17 +227,23 @@ def _records_line_by_line(path: Path, issues: list[SourceIssue], cursor: Cursor,
             cursor.offset, cursor.lines = offset + end - begin + 1, number
         record = fast_record(view[begin:end]) if fast else None
         if record is None:
-            yield from _exact_records(path, number, buffer, view, begin, end, terminated, issues)
+            yield from _exact_records(path, number, buffer, view, begin, end, terminated, issues, offset)
         elif record is not IGNORED:
+            record.line = (offset, offset + end - begin)
             yield number, record
 
 
 def _exact_records(path: Path, number: int, buffer, view: memoryview, begin: int, end: int, terminated: bool,
-                   issues: list[SourceIssue]) -> Iterator[tuple[int, ClaudeRecord]]:
-    """The exact path: the line decoded whole (`line_values`), its objects of a used type as records."""
-    for value in line_values(path, number, buffer, view, begin, end, terminated, issues):
+                   issues: list[SourceIssue], offset: int) -> Iterator[tuple[int, ClaudeRecord]]:
+    """The exact path: the line decoded whole (`line_values`), its objects of a used type as records
+    (with the line's byte span, from `offset`, when it holds one value)."""
+    values = line_values(path, number, buffer, view, begin, end, terminated, issues)
+    for value in values:
         if isinstance(value, dict):
             if isinstance(value.get("type"), str) and value["type"] in USED_TYPES:
-                yield number, record_from_dict(value)
+                record = record_from_dict(value)
+                if len(values) == 1:
+                    record.line = (offset, offset + end - begin)
+                yield number, record
         else:
             issues.append(SourceIssue(path, number, "record is not a JSON object; skipped"))

@@ -17,7 +17,7 @@ from doctor.sources.codex.lines import envelope
 from doctor.sources.measured_outputs import MeasuredOutputs
 
 # Outputs shorter than this are kept whole: measuring them saves little.
-MEASURE_FROM = 4 * CODEX_HEADER_CHARS
+MEASURE_FROM = CODEX_HEADER_CHARS
 HEAD_CHARS = 256  # every sentinel prefix is shorter
 
 
