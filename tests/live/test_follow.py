@@ -194,6 +194,31 @@ def test_ctrl_c_mid_line_still_leaves_whole_json_lines(tmp_path):
     assert out.text.endswith("\n") and json.loads(out.text)["toolResultRetention"]["toolResultCount"] > 0
 
 
+_BLOCKED_WRITER = """
+import sys
+from doctor.live.follow import _write_whole
+print("ready", file=sys.stderr, flush=True)
+try:
+    _write_whole(sys.stdout, "x" * 200000 + "\\u00e9" * 50000 + "\\n")
+    _write_whole(sys.stdout, "second\\n")
+except KeyboardInterrupt:
+    pass
+"""
+
+
+def test_ctrl_c_while_a_full_pipe_blocks_the_write_still_leaves_the_whole_line():
+    """Ctrl-C while the line waits on a full pipe (a reader that has not read yet): a buffered text
+    stream returned with the rest of the line dropped (250,000 chars came out as 131,072 bytes)."""
+    child = subprocess.Popen([sys.executable, "-c", _BLOCKED_WRITER], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             cwd=REPO)
+    assert child.stderr.readline() == b"ready\n"
+    time.sleep(0.5)  # the 300 KB line fills the 64 KB pipe and blocks
+    child.send_signal(signal.SIGINT)
+    out, err = child.communicate(timeout=30)
+    assert child.returncode == 0, err
+    assert out == ("x" * 200000 + "\u00e9" * 50000 + "\n").encode()  # whole, and nothing after it
+
+
 def _write_slowly(path: Path, lines: list[bytes], pause: float) -> None:
     with open(path, "ab") as writer:
         for line in lines:
