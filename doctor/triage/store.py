@@ -190,8 +190,15 @@ class Store:
 
     def _insert_results(self, key: str, rows: list[tuple]) -> None:
         """A session's result rows as one Arrow table, which DuckDB reads column by column: half the
-        time of binding each column as a list parameter (every value a DuckDB Value) and unnesting it."""
+        time of binding each column as a list parameter (every value a DuckDB Value) and unnesting it.
+        DuckDB finds the table among this frame's local variables. That lookup fails only when a Ctrl-C
+        interrupts it, and DuckDB then reports the table missing: that is the interrupt."""
         if not rows:
             return
         new_results = arrow_results(key, rows)  # noqa: F841 (DuckDB reads the local variable by its name)
-        self.db.execute("INSERT INTO results SELECT * FROM new_results")
+        try:
+            self.db.execute("INSERT INTO results SELECT * FROM new_results")
+        except duckdb.CatalogException as exc:
+            if "new_results" in str(exc):
+                raise KeyboardInterrupt from None
+            raise
