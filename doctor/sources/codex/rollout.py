@@ -54,9 +54,9 @@ def read_rollout(path: Path, marked: Callable[[str], bool]) -> Rollout:
     rollout = Rollout(path, outputs=Outputs(path, marked) if path.is_file() else None)
     for number, kind, payload, span in iter_envelopes(path, rollout.issues):
         if kind == "response_item":
-            _take_item(rollout, payload, number)
             if rollout.outputs is not None and isinstance(payload.get("type"), str) and payload["type"] in OUTPUT_TYPES:
-                rollout.outputs.measure(payload, span)
+                rollout.outputs.measure(payload, span)  # first: the tallies then read its JS length, not the text
+            _take_item(rollout, payload, number)
         elif kind == "compacted":
             _compact(rollout, payload)
         elif kind == "event_msg":
