@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
 
 _TOKEN = re.compile(r"""
     (?P<space>[ \t\r\n]+)
@@ -29,17 +28,18 @@ _TOKEN = re.compile(r"""
 _MAX_DEPTH = 200  # far beyond any settings file; deeper is refused, not a RecursionError
 
 
-@dataclass
 class Node:
-    """A value's place in the text: [start, end); an object's or array's members in order."""
+    """A value's place in the text: [start, end); an object's or array's members in order. (A plain
+    class: `dataclasses` costs 6 ms to import, and the status line reads settings through here.)"""
 
-    start: int
-    end: int
-    value: object = None
-    keys: list[str] = field(default_factory=list)  # an object's member keys, in order
-    members: list[Node] = field(default_factory=list)  # an object's values or an array's items
-    member_starts: list[int] = field(default_factory=list)  # where each member begins (its key)
-    commas: list[int | None] = field(default_factory=list)  # the comma after each member, if any
+    __slots__ = ("start", "end", "value", "keys", "members", "member_starts", "commas")
+
+    def __init__(self, start: int, end: int, value: object = None):
+        self.start, self.end, self.value = start, end, value
+        self.keys: list[str] = []  # an object's member keys, in order
+        self.members: list[Node] = []  # an object's values or an array's items
+        self.member_starts: list[int] = []  # where each member begins (its key)
+        self.commas: list[int | None] = []  # the comma after each member, if any
 
 
 def parse(text: str) -> tuple[object, Node]:

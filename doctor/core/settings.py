@@ -9,6 +9,7 @@ assumes trust and says so), system (`QWEN_CODE_SYSTEM_SETTINGS_PATH` or
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -84,20 +85,28 @@ def deep_merge(base: Mapping, override: Mapping) -> dict:
 def read_settings_file(path: Path) -> Mapping:
     """One settings file, read as the agents read theirs: comments stripped, then JSON.parse
     (doctor/core/jsonc.py); Claude Code's own settings have none, and lose nothing by it."""
-    from doctor.core import jsonc
-
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise SettingsError(f"{path}: cannot read settings: {exc}") from exc
     try:
-        data = jsonc.parse(text)[0]
-    except ValueError as exc:  # "line N: what"
-        line, _, what = str(exc).partition(": ")
-        raise SettingsError(f"{path}:{line.removeprefix('line ')}: invalid JSON in settings: {what}") from None
+        data = json.loads(text, parse_constant=_not_json)  # plain JSON, the usual case: no tokenizer to load
+    except ValueError:
+        from doctor.core import jsonc  # comments: 4 ms to load, so only for a file that needs it
+
+        try:
+            data = jsonc.parse(text)[0]
+        except ValueError as exc:  # "line N: what"
+            line, _, what = str(exc).partition(": ")
+            raise SettingsError(f"{path}:{line.removeprefix('line ')}: invalid JSON in settings: {what}") from None
     if not isinstance(data, Mapping):
         raise SettingsError(f"{path}: settings must be a JSON object")
     return data
+
+
+def _not_json(constant: str):
+    """NaN and Infinity: Python's json takes them, JSON.parse does not (jsonc.parse then says where)."""
+    raise ValueError(constant)
 
 
 def load_qwen_settings(
