@@ -1,18 +1,10 @@
-"""Report files written for the user: created 0600, since reports may name paths and tools."""
+"""Where a command's report goes: stdout, or the file `--output` names (doctor/safety/writes.py: mode
+0600, a new file renamed over the name, never written through a link or over another user's file)."""
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
-
-
-def write_private(path: Path, text: str) -> None:
-    """Report files may name paths and tools: create them 0600, never widen an existing file."""
-    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
-        handle.write(text)
-    os.chmod(path, 0o600)
 
 
 def emit(text: str, output: Path | None) -> str | None:
@@ -20,6 +12,8 @@ def emit(text: str, output: Path | None) -> str | None:
     if not output:
         sys.stdout.write(text)
         return None
+    from doctor.safety.writes import write_private
+
     try:
         write_private(output, text)
     except OSError as exc:

@@ -82,7 +82,7 @@ def summary(path: Path, agent: str | None = None, top: int = 3, paths: str = "sh
     from dataclasses import replace
 
     from doctor.assemble import ReportOptions, report_with_spill_audit
-    from doctor.commands.output import write_private
+    from doctor.safety.writes import write_private
     from doctor.config import load_budget_overrides
     from doctor.report.compact import render_compact
     from doctor.report.render import render

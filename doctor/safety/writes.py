@@ -125,42 +125,101 @@ def replace(path, data: str | bytes, *, mode: int | None = None, new_mode: int =
     (the link's target when writing through one). `mode`: the new file's mode (default: the existing
     file's, or `new_mode`). `expect`: what `read_current` found; the file must still be that file."""
     payload = data.encode("utf-8") if isinstance(data, str) else data  # before anything is created
-    target = expect.real if expect is not None else _target(os.fspath(path), through_link)
-    folder, name = os.path.split(target)
-    folder_descriptor = os.open(folder or ".", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    swap = _Swap(path, mode=mode, new_mode=new_mode, expect=expect, through_link=through_link)
     try:
-        status = _status_at(name, folder_descriptor)
-        if status is not None:
-            _check_kind(target, status)
-            _check_ours(target, status)
-        if expect is not None and (_identity(status) if status else None) != expect.identity:
-            raise Refused(target, "changed while doctor was working on it (another program wrote it); nothing "
-                                  "written, run the command again", errno.EAGAIN)
-        final_mode = mode if mode is not None else status.st_mode & 0o777 if status else new_mode
-        temporary, descriptor = _create_temporary(folder_descriptor, name)
+        descriptor = swap.create()
         try:
             _write_all(descriptor, payload)
-            if status is not None and status.st_gid != os.getegid():
+        except BaseException:
+            os.close(descriptor)
+            raise
+        swap.commit(descriptor, durable)
+    finally:
+        swap.close()
+    return swap.target
+
+
+class Replacing:
+    """`with Replacing(path) as temporary:` another program (DuckDB's COPY) writes the file named
+    `temporary`, created empty and private beside `path`; on a clean exit it gets its mode and is
+    renamed over `path` with the checks of `replace`, on an error it is removed and `path` untouched."""
+
+    def __init__(self, path, *, mode: int = PRIVATE):
+        self.swap = _Swap(path, mode=mode, new_mode=mode, expect=None, through_link=False)
+
+    def __enter__(self) -> str:
+        try:
+            os.close(self.swap.create())
+        except BaseException:
+            self.swap.close()
+            raise
+        return os.path.join(os.path.dirname(os.path.abspath(self.swap.target)), self.swap.temporary)
+
+    def __exit__(self, kind, error, trace) -> None:
+        try:
+            if error is None:  # what the other program left there, if it is still a regular file
+                self.swap.commit(os.open(self.swap.temporary, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC,
+                                         dir_fd=self.swap.folder), durable=True)
+        finally:
+            self.swap.close()
+
+
+class _Swap:
+    """One replacement in progress: the target's folder held open, the target's state checked, a
+    temporary created beside it, and (`commit`) renamed over it; `close` removes what was not committed."""
+
+    def __init__(self, path, *, mode: int | None, new_mode: int, expect: Found | None, through_link: bool):
+        self.target = expect.real if expect is not None else _target(os.fspath(path), through_link)
+        folder, self.name = os.path.split(self.target)
+        self.folder = os.open(folder or ".", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        self.temporary = None
+        try:
+            self.status = self._checked_status(expect)
+        except BaseException:
+            os.close(self.folder)
+            raise
+        self.mode = mode if mode is not None else self.status.st_mode & 0o777 if self.status else new_mode
+        self.expect = expect
+
+    def _checked_status(self, expect: Found | None) -> os.stat_result | None:
+        status = _status_at(self.name, self.folder)
+        if status is not None:
+            _check_kind(self.target, status)
+            _check_ours(self.target, status)
+        if expect is not None and (_identity(status) if status else None) != expect.identity:
+            raise Refused(self.target, "changed while doctor was working on it (another program wrote it); "
+                                       "nothing written, run the command again", errno.EAGAIN)
+        return status
+
+    def create(self) -> int:
+        self.temporary, descriptor = _create_temporary(self.folder, self.name)
+        return descriptor
+
+    def commit(self, descriptor: int, durable: bool) -> None:
+        """Give the temporary its group and mode, sync it and rename it over the target (closes `descriptor`)."""
+        try:
+            status = os.fstat(descriptor)
+            _check_kind(self.temporary, status)
+            if self.status is not None and self.status.st_gid != status.st_gid:
                 try:  # a settings file shared with a group stays that group's, where the user may say so
-                    os.fchown(descriptor, -1, status.st_gid)
+                    os.fchown(descriptor, -1, self.status.st_gid)
                 except OSError:
                     pass
-            os.fchmod(descriptor, final_mode)
+            os.fchmod(descriptor, self.mode)
             if durable:
                 os.fsync(descriptor)
+        finally:
             os.close(descriptor)
-            descriptor = None
-            os.replace(temporary, name, src_dir_fd=folder_descriptor, dst_dir_fd=folder_descriptor)
-        except BaseException:
-            if descriptor is not None:
-                os.close(descriptor)
-            _unlink_quietly(temporary, folder_descriptor)
-            raise
+        self._checked_status(self.expect)  # still the file the caller read, still one doctor may replace
+        os.replace(self.temporary, self.name, src_dir_fd=self.folder, dst_dir_fd=self.folder)
+        self.temporary = None
         if durable:
-            _fsync_quietly(folder_descriptor)
-    finally:
-        os.close(folder_descriptor)
-    return target
+            _fsync_quietly(self.folder)
+
+    def close(self) -> None:
+        if self.temporary is not None:
+            _unlink_quietly(self.temporary, self.folder)
+        os.close(self.folder)
 
 
 def create_unique(path, data: str | bytes, *, mode: int = PRIVATE) -> str:

@@ -213,7 +213,12 @@ def query_text(store, sql: str, fmt: str) -> str:
 
 
 def export_parquet(store, directory: Path) -> None:
+    """`sessions.parquet` and `results.parquet` in `directory`, each 0600 (they name paths and tools):
+    DuckDB writes a new private file beside each, renamed over it (never through a link planted there)."""
+    from doctor.safety.writes import Replacing
+
     directory.mkdir(parents=True, exist_ok=True)
     for table in ("sessions", "results"):
-        target = (directory / f"{table}.parquet").as_posix().replace("'", "''")
-        store.db.execute(f"COPY (SELECT * FROM {table} ORDER BY ALL) TO '{target}' (FORMAT parquet)")
+        with Replacing(directory / f"{table}.parquet") as temporary:
+            target = Path(temporary).as_posix().replace("'", "''")
+            store.db.execute(f"COPY (SELECT * FROM {table} ORDER BY ALL) TO '{target}' (FORMAT parquet)")

@@ -136,22 +136,12 @@ def prometheus_text(agg: Aggregate) -> str:
 
 
 def write_textfile(path, text: str) -> None:
-    """Write atomically (a temporary file renamed over the target), as textfile collectors expect.
-    Mode 0644: the collector runs as another user, and the file names tools and versions, no paths."""
-    import os
-    import tempfile
-    from pathlib import Path
+    """Write atomically (doctor/safety/writes.py: a new file renamed over the target, never through a
+    link), as textfile collectors expect. Mode 0644: the collector runs as another user, and the file
+    names tools and versions, no paths."""
+    from doctor.safety.writes import replace
 
-    target = Path(path)
-    descriptor, temporary = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
-    try:
-        with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.chmod(temporary, 0o644)
-        os.replace(temporary, target)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
+    replace(path, text, mode=0o644)
 
 
 # -- OTLP/HTTP
