@@ -72,6 +72,8 @@ def run(args) -> int:
     if args.dry_run:
         for change in changed:
             sys.stdout.write(change.diff())
+            if change.link_target is not None:
+                print(f"({change.path} is a symbolic link: the change would go to {change.link_target})")
         if trust is not None:
             print(f"would ask Codex to trust doctor's hook in {trust.config} (its own `codex app-server`)")
         print(f"doctor {command} {args.agent}: dry run, {len(changed)} file(s) would change, nothing written")
@@ -82,8 +84,7 @@ def run(args) -> int:
         print(f"doctor {command}: {getattr(exc, 'filename', '') or ''}: {exc.strerror or exc}", file=sys.stderr)
         return exitcodes.USAGE_OR_INPUT
     for change in planned.changes:
-        backup = backups.get(change.path)
-        print(f"{change.verb:9} {change.path}" + (f" (backup: {backup.name})" if backup else ""))
+        print(f"{change.verb:9} {change.path}" + _details(change, backups.get(change.path)))
     if not changed:
         print(f"doctor {command} {args.agent}: already {'installed' if args.installing else 'absent'}, nothing changed")
     if trust is not None:
@@ -98,3 +99,15 @@ def run(args) -> int:
         if shutil.which("doctor") is None:
             print("warning: `doctor` is not on PATH; the agent runs `doctor …` and will not find it", file=sys.stderr)
     return exitcodes.OK
+
+
+def _details(change, backup) -> str:
+    """What install says beside a file's line: where its old bytes went, where a link led the change."""
+    details = []
+    if change.restored is not None:
+        details.append(f"its bytes from {change.restored.name}")
+    if backup is not None:
+        details.append(f"backup: {backup.name}")
+    if change.link_target is not None and change.before != change.after:
+        details.append(f"written through the symbolic link to {change.link_target}")
+    return f" ({'; '.join(details)})" if details else ""

@@ -42,9 +42,14 @@ class Node:
         self.commas: list[int | None] = []  # the comma after each member, if any
 
 
-def parse(text: str) -> tuple[object, Node]:
-    """The value `text` holds (comments and a leading BOM skipped) and its tree; ValueError naming the line."""
-    tokens = _tokens(text)
+def parse(text: str, *, comments: bool = True, bom: bool = True) -> tuple[object, Node]:
+    """The value `text` holds (comments and a leading BOM skipped) and its tree; ValueError naming the line.
+    `comments=False` reads plain JSON as JSON.parse does (Claude Code's settings, Codex's hooks.json): a
+    comment is an error; `bom=False` refuses a leading byte order mark (Gemini CLI and plain JSON.parse
+    do not skip it)."""
+    if not bom and text.startswith("\ufeff"):
+        raise ValueError("line 1: a byte order mark before the value, which JSON.parse does not skip")
+    tokens = _tokens(text, comments)
     parser = _Parser(text, tokens)
     root = parser.value(0)
     if parser.at < len(tokens):
@@ -62,7 +67,7 @@ def edit_text(text: str, root: Node, old: object, new: object) -> str:
     return text
 
 
-def _tokens(text: str) -> list[tuple[str, int, int]]:
+def _tokens(text: str, comments: bool = True) -> list[tuple[str, int, int]]:
     tokens, at = [], 1 if text.startswith("\ufeff") else 0
     while at < len(text):
         match = _TOKEN.match(text, at)
@@ -70,6 +75,8 @@ def _tokens(text: str) -> list[tuple[str, int, int]]:
             line = text.count("\n", 0, at) + 1
             raise ValueError(f"line {line}: unexpected {text[at]!r}")
         kind = match.lastgroup
+        if not comments and kind in ("line_comment", "block_comment"):
+            raise ValueError(f"line {text.count(chr(10), 0, at) + 1}: a comment, which plain JSON does not allow")
         if kind not in ("space", "line_comment", "block_comment"):
             tokens.append((kind, match.start(), match.end()))
         at = match.end()
@@ -140,8 +147,7 @@ class _Parser:
 
 def _edit(text: str, node: Node, old, new, unit: str, edits: list) -> None:
     if isinstance(old, dict) and isinstance(new, dict) and isinstance(node.value, dict):
-        if len(set(node.keys)) != len(node.keys) and old != new:
-            raise ValueError("an object doctor edits holds a key twice")
+        _refuse_edited_repeats(node.keys, old, new)
         kept = [key in new for key in node.keys]
         for index, key in enumerate(node.keys):
             if key in new and not same(old[key], new[key]):
@@ -155,6 +161,19 @@ def _edit(text: str, node: Node, old, new, unit: str, edits: list) -> None:
     else:
         indent = _line_indent(text, node.start)
         edits.append((node.start, node.end, _dumped(new, indent, unit)))
+
+
+def _refuse_edited_repeats(keys: list[str], old: dict, new: dict) -> None:
+    """A key given twice stays as it is (both members, byte for byte: the agent reads the last) unless the
+    edit changes or removes it: then which of the two to edit is a guess, and doctor does not guess."""
+    if len(set(keys)) == len(keys):
+        return
+    seen, repeated = set(), set()
+    for key in keys:
+        (repeated if key in seen else seen).add(key)
+    for key in keys:
+        if key in repeated and (key not in new or not same(old[key], new[key])):
+            raise ValueError(f"a key given twice ({json.dumps(key, ensure_ascii=False)}) where doctor edits")
 
 
 def _kept_items(old: list, new: list) -> list[bool]:
@@ -273,9 +292,14 @@ def _indent_unit(text: str, root: Node) -> str:
 
 
 def _dumped(value, indent: str, unit: str, inline: bool = False) -> str:
-    if inline:
-        return json.dumps(value, ensure_ascii=False)
-    return json.dumps(value, indent=unit, ensure_ascii=False).replace("\n", "\n" + indent)
+    """`value` as JSON text; a number JSON has no token for (a user's `1e400`, Infinity once parsed) is
+    refused rather than written as `Infinity`, which JSON.parse rejects."""
+    try:
+        if inline:
+            return json.dumps(value, ensure_ascii=False, allow_nan=False)
+        return json.dumps(value, indent=unit, ensure_ascii=False, allow_nan=False).replace("\n", "\n" + indent)
+    except ValueError:
+        raise ValueError("a number doctor could not write back as it was (such as 1e400) where doctor edits") from None
 
 
 def same(a, b) -> bool:

@@ -34,7 +34,7 @@ Show the doctor summary above to the user as it is, then stop; do not run any to
 
 def plan(location: Location, *, installing: bool, options: dict) -> Plan:
     base = location.base(agent_homes(location.env)[CLAUDE], ".claude")
-    command = owned_file(base / "commands" / "doctor" / "memory.md", COMMAND if installing else None)
+    command = owned_file(base / "commands" / "doctor" / "memory.md", COMMAND if installing else None, location.within)
 
     notes = ["type /doctor:memory in Claude Code; the status line shows the tool output kept in context, "
              "and an oversized tool result raises doctor's alarm"] if installing else []
@@ -45,4 +45,5 @@ def plan(location: Location, *, installing: bool, options: dict) -> Plan:
         edit_status_line(settings, ("statusLine",), "claude", installing=installing, notes=notes,
                          wanted=options.get("statusline", True))
 
-    return Plan([command, json_settings(base / "settings.json", edit)], notes)
+    return Plan([command, json_settings(base / "settings.json", edit, installing=installing, within=location.within)],
+                notes)

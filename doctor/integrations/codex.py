@@ -31,4 +31,4 @@ def plan(location: Location, *, installing: bool, options: dict) -> Plan:
         "trust doctor's hook once: open `codex`, type /hooks, review and trust `doctor hook codex` "
         "(or install with --trust)"]
     notes = [*trust, "then type /doctor:memory in Codex (the hook answers it)"] if installing else []
-    return Plan([json_settings(base / "hooks.json", edit)], notes)
+    return Plan([json_settings(base / "hooks.json", edit, installing=installing, within=location.within)], notes)

@@ -25,7 +25,7 @@ import threading
 from pathlib import Path
 
 from doctor import __version__
-from doctor.integrations.files import Refused, back_up, read_text, restore
+from doctor.integrations.files import Refused, back_up, read_settings, restore
 from doctor.integrations.plans import Location, hook_command
 from doctor.sources.discovery import CODEX, agent_homes
 
@@ -51,11 +51,11 @@ class CodexTrust:
         """Refuse now, before the install writes anything: no Codex to ask, or a config.toml that does not parse."""
         if self.binary is None:
             raise TrustFailed("`codex` is not on PATH; trust doctor's hook with /hooks in Codex instead")
-        _parsed(self.config, read_text(self.config))
+        _parsed(self.config, read_settings(self.config)[0])
 
     def apply(self) -> str:
         """Trust doctor's hooks; the line install prints."""
-        before = read_text(self.config)
+        before, found = read_settings(self.config)
         parsed = _parsed(self.config, before)
         with _AppServer(self.binary, self.location) as server:
             ours = self._doctors_hooks(server)
@@ -63,11 +63,11 @@ class CodexTrust:
             events = ", ".join(sorted(_event_name(hook) for hook in ours))
             if not untrusted:
                 return f"trusted   {self.config}: doctor's hook ({events}) already trusted, nothing changed"
-            backup = back_up(self.config, before) if before is not None else None
+            backup = back_up(self.config, found) if before is not None else None
             server.call("config/batchWrite", {"edits": [{
                 "keyPath": "hooks.state", "mergeStrategy": "upsert",
                 "value": {key: {"trusted_hash": digest} for key, digest in untrusted.items()}}]})
-            after = read_text(self.config)
+            after = read_settings(self.config)[0]
             written = _parsed(self.config, after)
             if _without(written, untrusted) != _without(parsed, untrusted) or _fields_lost(parsed, written, untrusted):
                 if before is not None:

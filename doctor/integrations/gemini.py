@@ -35,8 +35,9 @@ priority = 100
 '''
 
 
-# Gemini CLI strips comments from settings.json before JSON.parse (strip-json-comments).
-READS_COMMENTS = Comments("Gemini CLI")
+# Gemini CLI strips comments from settings.json before JSON.parse (strip-json-comments), and reads it
+# with readFileSync(…, "utf-8"), which keeps a leading byte order mark: JSON.parse then fails on it.
+READS_COMMENTS = Comments("Gemini CLI", bom=False)
 
 
 def plan(location: Location, *, installing: bool, options: dict) -> Plan:
@@ -46,7 +47,7 @@ def plan(location: Location, *, installing: bool, options: dict) -> Plan:
                   tell_model=options.get("tell_model", False), matcher="*", timeout=30000)
 
     return Plan([
-        owned_file(base / "commands" / "doctor" / "memory.toml", COMMAND if installing else None),
-        owned_file(base / "policies" / "doctor.toml", POLICY if installing else None),
-        json_settings(base / "settings.json", edit, READS_COMMENTS),
+        owned_file(base / "commands" / "doctor" / "memory.toml", COMMAND if installing else None, location.within),
+        owned_file(base / "policies" / "doctor.toml", POLICY if installing else None, location.within),
+        json_settings(base / "settings.json", edit, READS_COMMENTS, installing=installing, within=location.within),
     ], ["type /doctor:memory in Gemini CLI"] if installing else [])

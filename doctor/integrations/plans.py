@@ -24,6 +24,12 @@ class Location:
         """The agent's home for `--user`, `<project>/<dot_folder>` for `--project`."""
         return agent_home if self.scope == USER else self.project / dot_folder
 
+    @property
+    def within(self) -> Path | None:
+        """Where everything an install writes must resolve: the project for `--project` (a repository's
+        links are not the user's to follow out of it); anywhere for `--user` (dotfiles links)."""
+        return None if self.scope == USER else self.project
+
 
 @dataclass(frozen=True)
 class Plan:

@@ -45,7 +45,7 @@ READS_COMMENTS = Comments("Qwen Code")
 
 def plan(location: Location, *, installing: bool, options: dict) -> Plan:
     base = location.base(agent_homes(location.env)[QWEN], ".qwen")
-    command = owned_file(base / "commands" / "doctor" / "memory.md", COMMAND if installing else None)
+    command = owned_file(base / "commands" / "doctor" / "memory.md", COMMAND if installing else None, location.within)
 
     def edit(settings: dict) -> None:
         if installing:
@@ -60,4 +60,5 @@ def plan(location: Location, *, installing: bool, options: dict) -> Plan:
 
     notes = ["type /doctor:memory in Qwen Code; the status line shows the tool output kept in context"] \
         if installing else []
-    return Plan([command, json_settings(base / "settings.json", edit, READS_COMMENTS)], notes)
+    return Plan([command, json_settings(base / "settings.json", edit, READS_COMMENTS, installing=installing,
+                                        within=location.within)], notes)
