@@ -139,7 +139,7 @@ def _answer(store, args, summary) -> int:
         try:
             answers.export_parquet(store, args.parquet)
         except OSError as exc:
-            return _fail(f"{args.parquet}: {exc.strerror or exc}")
+            return _fail(f"{exc.filename or args.parquet}: {exc.strerror or exc}")
     code = _metrics(store, args)
     if code:
         return code
