@@ -129,11 +129,9 @@ class DigestCache:
         with self._lock:
             rows = [[*key, asdict(measure)] for key, measure in self._entries.items()]
         self._file.parent.mkdir(parents=True, exist_ok=True)
-        temporary = self._file.with_suffix(".tmp")
-        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(rows, handle)
-        os.replace(temporary, self._file)
+        from doctor.safety.writes import write_private  # a new file renamed over it: never through a planted link
+
+        write_private(self._file, json.dumps(rows), durable=False)  # a lost cache is only a slower audit
 
     def _load(self, file: Path) -> None:
         try:
