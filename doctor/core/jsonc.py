@@ -1,4 +1,4 @@
-"""Settings files with comments (JSONC), read as their agent reads them and edited in place.
+"""Settings files (JSON, and JSON with comments), read as their agent reads them and edited in place.
 
 Gemini CLI 0.61 and Qwen Code 0.24.4 strip `//` and `/* */` comments from settings.json before
 `JSON.parse` (strip-json-comments; Qwen drops a leading BOM too). Qwen's settings editor would take
@@ -10,6 +10,10 @@ agent does; `edit_text` changes only the members and items an edit changed, as t
 cut out with its comma, an added one written after the last kept one in the file's own indent, a
 changed scalar replaced. Everything else (comments, spacing, key order) stays byte for byte, and
 the caller checks that the result parses to exactly the edited object before anything is written.
+Plain JSON files (Claude Code's settings, Codex's hooks.json: `parse(comments=False, bom=False)`)
+are edited the same way, so a token Python would write back differently (`1e400` as `Infinity`,
+which JSON.parse rejects; an escaped lone surrogate, which is not UTF-8 raw) or a key given twice
+(the agent reads the last) stays as the user wrote it, unless doctor's edit is where it is.
 """
 
 from __future__ import annotations

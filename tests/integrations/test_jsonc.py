@@ -217,3 +217,38 @@ def test_a_key_given_twice_where_doctor_edits_is_refused_untouched(home, capsys)
     error = capsys.readouterr().err
     assert error.count("\n") == 1 and "a key given twice" in error and str(settings) in error
     assert settings.read_text() == text and sorted(p.name for p in settings.parent.iterdir()) == ["settings.json"]
+
+
+@pytest.mark.parametrize("agent, folder, accepted", [("qwen", ".qwen", True), ("gemini", ".gemini", False),
+                                                     ("claude", ".claude", False)])
+def test_a_byte_order_mark_is_kept_where_the_agent_skips_it_and_refused_where_it_does_not(agent, folder, accepted,
+                                                                                          home, capsys):
+    """Qwen Code drops a leading BOM before JSON.parse; Gemini CLI reads settings.json with readFileSync(…,
+    "utf-8"), which keeps it, and JSON.parse then fails (as it does for plain JSON): doctor does not
+    build on a file its agent cannot read."""
+    settings = home / folder / "settings.json"
+    settings.parent.mkdir()
+    text = '\ufeff{\n  "ui": {"hideTips": true}\n}\n'
+    settings.write_text(text, encoding="utf-8")
+    if accepted:
+        assert cli.main(["install", agent]) == 0
+        assert settings.read_text(encoding="utf-8").startswith('\ufeff{\n  "ui": {"hideTips": true, "statusLine"')
+        assert cli.main(["uninstall", agent]) == 0
+        assert settings.read_text(encoding="utf-8") == text
+    else:
+        assert cli.main(["install", agent]) == 2
+        assert "byte order mark" in capsys.readouterr().err
+        assert settings.read_text(encoding="utf-8") == text
+
+
+def test_a_key_given_twice_where_doctor_does_not_edit_stays_both_times(home, capsys):
+    """The agent reads the last of the two; doctor edits around them and leaves both, byte for byte."""
+    settings = home / ".gemini" / "settings.json"
+    settings.parent.mkdir()
+    text = '{\n  // mine\n  "ui": {"theme": "a", "theme": "b"},\n  "model": {"name": "x"}\n}\n'
+    settings.write_text(text)
+    assert cli.main(["install", "gemini"]) == 0
+    assert '"ui": {"theme": "a", "theme": "b"},' in settings.read_text()
+    assert cli.main(["uninstall", "gemini"]) == 0
+    assert settings.read_text() == text
+    capsys.readouterr()
