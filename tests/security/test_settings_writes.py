@@ -241,3 +241,36 @@ def test_uninstall_removes_the_folders_install_made_and_keeps_the_users(home):
     assert run_doctor(home, "uninstall", "qwen").returncode == 0
     assert sorted(str(p.relative_to(home)) for p in home.joinpath(".qwen").rglob("*") if ".doctor-backup-" not in p.name) \
         == [".qwen/commands", ".qwen/commands/mine.md"]
+
+
+# --- the agent reads what install wrote -----------------------------------------------------------------
+
+@pytest.mark.slow
+def test_claude_code_reads_the_settings_install_edited_in_place(tmp_path):
+    """The real Claude Code 2.1.332 on a settings file doctor edited as text (4-space layout, an escape, a key
+    given twice): the hook doctor added runs (its alarm shows), and the environment Claude exports is the
+    user's as JSON.parse reads it (the last "A")."""
+    from tests.integrations.clients import CLAUDE, Sandbox
+
+    if CLAUDE.missing():
+        pytest.skip(CLAUDE.missing())
+    box = Sandbox(tmp_path)
+    settings = box.home / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text('{\n    "env": {"GREETING": "caf\\u00e9", "A": "1", "A": "2"},\n    "cleanupPeriodDays": 30\n}\n')
+    box.doctor("install", "claude")
+    assert '"env": {"GREETING": "caf\\u00e9", "A": "1", "A": "2"},' in settings.read_text()
+    config = box.home / ".config" / "doctor" / "config.toml"  # a team's budget the Read below goes over
+    config.parent.mkdir(parents=True)
+    config.write_text("[budgets]\nRead = 20000\n")
+    notes = box.project / "notes.txt"
+    notes.write_text("".join(f"note {i:04d} {'n' * 40}\n" for i in range(600)))  # 30,600 chars
+    ran = CLAUDE.run(box, ["-p", "go", "--dangerously-skip-permissions", "--tools", "Bash,Read",
+                           "--output-format", "stream-json", "--verbose"],
+                     [[{"name": "Bash", "input": {"command": "printf 'A=%s %s' \"$A\" \"$GREETING\"",
+                                                  "description": "env"}}],
+                      [{"name": "Read", "input": {"file_path": str(notes)}}], "All done."])
+    assert ran.returncode == 0, ran.stderr
+    assert ran.text_with("A=2 café") is not None, ran.bodies[-1][:2000]
+    shown = [json.loads(line).get("content", "") for line in ran.stdout.splitlines() if '"informational"' in line]
+    assert any("doctor: Read returned " in text for text in shown), shown
