@@ -231,12 +231,7 @@ def create_unique(path, data: str | bytes, *, mode: int = PRIVATE) -> str:
     try:
         temporary, descriptor = _create_temporary(folder_descriptor, name)
         try:
-            try:
-                _write_all(descriptor, payload)
-                os.fchmod(descriptor, mode)
-                os.fsync(descriptor)
-            finally:
-                os.close(descriptor)
+            _fill(descriptor, payload, mode)
             chosen = _link_under_a_free_name(folder_descriptor, temporary, name, payload, mode)
         finally:
             _unlink_quietly(temporary, folder_descriptor)
@@ -365,14 +360,19 @@ def _link_under_a_free_name(folder_descriptor: int, temporary: str, name: str, p
                                      mode, dir_fd=folder_descriptor)
             except FileExistsError:
                 continue
-            try:
-                _write_all(descriptor, payload)
-                os.fchmod(descriptor, mode)
-                os.fsync(descriptor)
-            finally:
-                os.close(descriptor)
+            _fill(descriptor, payload, mode)
             return candidate
     raise FileExistsError(errno.EEXIST, "no free name after 999 tries", name)
+
+
+def _fill(descriptor: int, payload: bytes, mode: int) -> None:
+    """Write `payload` into a new file, give it `mode`, sync it and close it."""
+    try:
+        _write_all(descriptor, payload)
+        os.fchmod(descriptor, mode)
+        os.fsync(descriptor)
+    finally:
+        os.close(descriptor)
 
 
 def _write_all(descriptor: int, payload: bytes) -> None:
