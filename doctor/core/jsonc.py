@@ -66,8 +66,9 @@ def edit_text(text: str, root: Node, old: object, new: object) -> str:
     differs. Raises ValueError where it cannot tell how (an edited object holding a key twice)."""
     edits: list[tuple[int, int, str]] = []
     _edit(text, root, old, new, _indent_unit(text, root), edits)
+    crlf = "\r\n" in text and "\n" not in text.replace("\r\n", "")  # new lines end as the file's lines do
     for start, end, replacement in sorted(edits, key=lambda edit: (edit[0], edit[1]), reverse=True):
-        text = text[:start] + replacement + text[end:]
+        text = text[:start] + (replacement.replace("\n", "\r\n") if crlf else replacement) + text[end:]
     return text
 
 

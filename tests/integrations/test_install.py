@@ -95,7 +95,9 @@ def test_the_backup_is_the_settings_file_byte_for_byte(home, capsys):
 
     [backup] = settings.parent.glob("settings.json.doctor-backup-*")
     assert backup.read_bytes() == original
-    assert json.loads(settings.read_bytes())["env"] == {"GREETING": "grüß dich \u2014 ✓"}
+    installed = settings.read_bytes()
+    assert json.loads(installed)["env"] == {"GREETING": "grüß dich \u2014 ✓"}
+    assert installed.count(b"\n") == installed.count(b"\r\n") > original.count(b"\n")  # its line endings kept
 
 
 # A comment is valid in Qwen's settings (tests/integrations/test_jsonc.py); a trailing comma or an escape JSON.parse
