@@ -54,7 +54,7 @@ def open_beneath(parts: Sequence[str]) -> int:
     """
     directory, name = _walk(parts)
     try:
-        return _open_regular_at(directory, name, "/" + "/".join(parts))
+        return _open_regular_at(directory, name)
     finally:
         os.close(directory)
 
@@ -63,7 +63,7 @@ def stat_beneath(parts: Sequence[str]) -> os.stat_result:
     """What `open_beneath` would open, without opening it: the regular file's `lstat`. Raises as it does."""
     directory, name = _walk(parts)
     try:
-        return _regular_entry(directory, name, "/" + "/".join(parts))
+        return _regular_entry(directory, name)
     finally:
         os.close(directory)
 
@@ -84,7 +84,7 @@ def _walk(parts: Sequence[str]) -> tuple[int, str]:
                 raise Refused("no such file") from None
             except OSError as exc:
                 if _is_link(directory, part):
-                    raise Refused(f"{shown} is a symbolic link") from None
+                    raise Refused(f"{shown} is a symbolic link (links are not followed here)") from None
                 if isinstance(exc, NotADirectoryError):
                     raise Refused(f"{shown} is not a folder") from None
                 raise
@@ -104,17 +104,17 @@ def _is_link(directory: int, name: str) -> bool:
         return False
 
 
-def _regular_entry(directory: int, name: str, shown: str) -> os.stat_result:
+def _regular_entry(directory: int, name: str) -> os.stat_result:
     try:
         info = os.lstat(name, dir_fd=directory)
     except FileNotFoundError:
         raise Refused("no such file") from None
-    return _check_file(info, shown)
+    return _check_file(info)
 
 
-def _check_file(info: os.stat_result, shown: str) -> os.stat_result:
+def _check_file(info: os.stat_result) -> os.stat_result:
     if stat.S_ISLNK(info.st_mode):
-        raise Refused(f"{shown} is a symbolic link")
+        raise Refused("is a symbolic link (links are not followed here)")
     if stat.S_ISDIR(info.st_mode):
         raise Refused("is a directory, not a file")
     if not stat.S_ISREG(info.st_mode):
@@ -124,8 +124,8 @@ def _check_file(info: os.stat_result, shown: str) -> os.stat_result:
     return info
 
 
-def _open_regular_at(directory: int, name: str, shown: str) -> int:
-    before = _regular_entry(directory, name, shown)
+def _open_regular_at(directory: int, name: str) -> int:
+    before = _regular_entry(directory, name)
     descriptor = os.open(name, _FILE, dir_fd=directory)
     try:
         after = os.fstat(descriptor)
