@@ -233,34 +233,38 @@ def test_a_session_that_is_not_a_session_file_is_refused_before_any_read(victim)
     assert "not a regular file" in text(answers[0])
 
 
-def _spawn_fifo_calls(session: ClientSession, fifo: Path, count: int) -> list[asyncio.Task]:
-    return [asyncio.ensure_future(session.call_tool("memory_report", {"session": str(fifo)})) for _ in range(count)]
+def _slow_reports(victim: Victim, env: dict[str, str]) -> Path:
+    """A legitimate session in Qwen's store, and `env` set so that the server's reports on it take minutes
+    (a `sitecustomize` the server's interpreter loads first): a call that stays in flight."""
+    session = victim.home / ".qwen" / "projects" / "-project" / "chats" / "s.jsonl"
+    session.parent.mkdir(parents=True)
+    shutil.copyfile(RECORDING / "session.jsonl", session)
+    (victim.root / "inject").mkdir()
+    (victim.root / "inject" / "sitecustomize.py").write_text(SLOW_SUMMARY)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(victim.root / "inject"), env.get("PYTHONPATH")]))
+    return session
 
 
-def test_a_flood_of_calls_on_fifos_cannot_starve_a_legitimate_call(victim):
-    """45 calls naming a FIFO (each blocked a worker thread for ever on main), then one ordinary call."""
-    fifo = _fifo(victim.home / ".qwen" / "projects" / "-project" / "chats" / "stuck.jsonl")
-
-    async def run():
-        async with stdio_client(victim.server()) as (read, write), ClientSession(read, write) as session:
-            await session.initialize()
-            flood = _spawn_fifo_calls(session, fifo, 45)
-            await asyncio.sleep(0.5)
-            page = await asyncio.wait_for(session.call_tool("read_spilled", {"path": str(victim.spill), "limit": 2}),
-                                          ANSWER_SECONDS)
-            for task in flood:
-                task.cancel()
-            return page
-
-    page = asyncio.run(run())
-    assert not page.is_error and text(page).split("\n") == victim.spill.read_text().splitlines()[:2]
+SLOW_SUMMARY = """
+import time
+import doctor.commands.slash as slash
+_summary = slash.summary
+def summary(*args, **kwargs):  # a report that takes far longer than the test waits
+    time.sleep(120)
+    return _summary(*args, **kwargs)
+slash.summary = summary
+"""
 
 
-def test_the_server_exits_when_the_client_closes_stdin_after_a_call_on_a_fifo(victim):
-    """Spoken to in raw JSON-RPC: the SDK's client would kill a server that outlives its stdin, hiding the fault."""
-    fifo = _fifo(victim.root / "stuck.jsonl")
+@pytest.mark.parametrize("stuck", ["fifo", "slow report"])
+def test_the_server_exits_when_the_client_closes_stdin_with_a_call_in_flight(victim, stuck):
+    """Spoken to in raw JSON-RPC: the SDK's client would kill a server that outlives its stdin, hiding the fault.
+    "fifo": the call of the issue (a session naming a FIFO). "slow report": a legitimate session, with the
+    report made slow by a `sitecustomize` in the server (the server must not wait for a call nobody reads)."""
+    env = victim.env()
+    session = _fifo(victim.root / "stuck.jsonl") if stuck == "fifo" else _slow_reports(victim, env)
     server = subprocess.Popen([sys.executable, "-m", "doctor", "mcp"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                              stderr=subprocess.DEVNULL, env=victim.env(), cwd=victim.project)
+                              stderr=subprocess.DEVNULL, env=env, cwd=victim.project)
     try:
         def send(message: dict) -> None:
             server.stdin.write(json.dumps({"jsonrpc": "2.0", **message}).encode() + b"\n")
@@ -270,7 +274,7 @@ def test_the_server_exits_when_the_client_closes_stdin_after_a_call_on_a_fifo(vi
                                                          "clientInfo": {"name": "test", "version": "1"}}})
         assert json.loads(server.stdout.readline())["id"] == 1
         send({"method": "notifications/initialized"})
-        send({"id": 2, "method": "tools/call", "params": {"name": "memory_report", "arguments": {"session": str(fifo)}}})
+        send({"id": 2, "method": "tools/call", "params": {"name": "memory_report", "arguments": {"session": str(session)}}})
         time.sleep(1)
         server.stdin.close()
         assert server.wait(10) == 0
@@ -278,6 +282,30 @@ def test_the_server_exits_when_the_client_closes_stdin_after_a_call_on_a_fifo(vi
         if server.poll() is None:
             server.kill()
             server.wait()
+
+
+@pytest.mark.parametrize("stuck", ["fifo", "slow report"])
+def test_a_flood_of_stuck_calls_cannot_starve_a_legitimate_call(victim, stuck):
+    """45 calls that do not come back (on main each one naming a FIFO held a worker thread for ever; the pool has
+    40), then one ordinary page: it is answered. "slow report": 45 reports that each take minutes."""
+    env = victim.env()
+    session = _fifo(victim.root / "stuck.jsonl") if stuck == "fifo" else _slow_reports(victim, env)
+    server = StdioServerParameters(command=sys.executable, args=["-m", "doctor", "mcp"], env=env, cwd=str(victim.project))
+
+    async def run():
+        async with stdio_client(server) as (read, write), ClientSession(read, write) as client:
+            await client.initialize()
+            flood = [asyncio.ensure_future(client.call_tool("memory_report", {"session": str(session)}))
+                     for _ in range(45)]
+            await asyncio.sleep(0.5)
+            page = await asyncio.wait_for(client.call_tool("read_spilled", {"path": str(victim.spill), "limit": 2}),
+                                          ANSWER_SECONDS)
+            for call in flood:
+                call.cancel()
+            return page
+
+    page = asyncio.run(run())
+    assert not page.is_error and text(page).split("\n") == victim.spill.read_text().splitlines()[:2]
 
 
 def _peak_rss_kib(pid: int) -> int:
