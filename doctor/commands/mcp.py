@@ -20,7 +20,8 @@ def register(subparsers) -> None:
     parser = subparsers.add_parser("mcp", help="a stdio MCP server with doctor's tools (needs the [mcp] extra)",
                                    description=__doc__.splitlines()[0])
     parser.add_argument("--spill-root", dest="spill_roots", action="append", type=Path, default=[], metavar="DIR",
-                        help="where copied spill files are (repeatable): read_spilled may open files under it")
+                        help="a folder of copied spill files (repeatable): read_spilled serves every regular file "
+                             "below it, besides the agents' own spill files")
     parser.set_defaults(handler=run)
 
 

@@ -115,18 +115,26 @@ def _regular_entry(directory: int, name: str) -> os.stat_result:
 def _check_file(info: os.stat_result) -> os.stat_result:
     if stat.S_ISLNK(info.st_mode):
         raise Refused("is a symbolic link (links are not followed here)")
-    if stat.S_ISDIR(info.st_mode):
-        raise Refused("is a directory, not a file")
-    if not stat.S_ISREG(info.st_mode):
-        raise Refused("is not a regular file (a FIFO, socket or device is never opened)")
+    _check_regular(info)
     if not trusted_owner(info.st_uid):
         raise Refused(f"belongs to another user (uid {info.st_uid})")
     return info
 
 
+def _check_regular(info: os.stat_result) -> None:
+    if stat.S_ISDIR(info.st_mode):
+        raise Refused("is a directory, not a file")
+    if not stat.S_ISREG(info.st_mode):
+        raise Refused("is not a regular file (a FIFO, socket or device is never opened)")
+
+
 def _open_regular_at(directory: int, name: str) -> int:
     before = _regular_entry(directory, name)
-    descriptor = os.open(name, _FILE, dir_fd=directory)
+    return _still(os.open(name, _FILE, dir_fd=directory), before)
+
+
+def _still(descriptor: int, before: os.stat_result) -> int:
+    """`descriptor` if it is the regular file `before` described (nothing swapped in between); else closed, Refused."""
     try:
         after = os.fstat(descriptor)
         if (after.st_dev, after.st_ino) != (before.st_dev, before.st_ino) or not stat.S_ISREG(after.st_mode):
@@ -144,16 +152,5 @@ def open_regular(path: str | os.PathLike[str]) -> int:
     descriptor, opened `O_NONBLOCK` so a file swapped for a FIFO in between cannot block.
     """
     info = os.stat(path)
-    if stat.S_ISDIR(info.st_mode):
-        raise Refused("is a directory, not a file")
-    if not stat.S_ISREG(info.st_mode):
-        raise Refused("is not a regular file (a FIFO, socket or device is never opened)")
-    descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
-    try:
-        after = os.fstat(descriptor)
-        if (after.st_dev, after.st_ino) != (info.st_dev, info.st_ino) or not stat.S_ISREG(after.st_mode):
-            raise Refused("changed while it was being opened")
-    except BaseException:
-        os.close(descriptor)
-        raise
-    return descriptor
+    _check_regular(info)
+    return _still(os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC), info)

@@ -19,6 +19,7 @@ import os
 import signal
 import tempfile
 from pathlib import Path
+from unittest import mock
 
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
@@ -37,8 +38,7 @@ AGENT_VARIABLES = ("QWEN_HOME", "QWEN_RUNTIME_DIR", "CLAUDE_CONFIG_DIR", "GEMINI
 @contextlib.contextmanager
 def _machine():
     """The scratch HOME described above, as $HOME for the in-process CLI (the agents' own variables unset)."""
-    saved = {name: os.environ.get(name) for name in ("HOME", *AGENT_VARIABLES)}
-    with tempfile.TemporaryDirectory(prefix="doctor-contain-") as scratch:
+    with tempfile.TemporaryDirectory(prefix="doctor-contain-") as scratch, mock.patch.dict(os.environ, {"HOME": scratch}):
         home = Path(scratch)
         qwen = home / ".qwen" / "tmp"
         (qwen / HASH / "tool-results").mkdir(parents=True)
@@ -62,15 +62,7 @@ def _machine():
         (home / "clone" / "tmp" / HASH).symlink_to("/")
         for name in AGENT_VARIABLES:
             os.environ.pop(name, None)
-        os.environ["HOME"] = scratch
-        try:
-            yield home
-        finally:
-            for name, value in saved.items():
-                if value is None:
-                    os.environ.pop(name, None)
-                else:
-                    os.environ[name] = value
+        yield home
 
 
 NAMES = st.sampled_from([
