@@ -17,21 +17,23 @@ import json
 import os
 import re
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from doctor import exitcodes
 from doctor.commands.arguments import non_negative_int, positive_int
 from doctor.core.analysis import analyze_tool_result_retention
 from doctor.core.retention import RetentionUnavailable
-from doctor.report.inert import inert
+from doctor.report.inert import inert, inert_line
+from doctor.safety.reads import open_regular
+from doctor.safety.roots import Root, locate, open_contained, spill_roots
 from doctor.sources.base import LoadedSession, SourceError
 from doctor.sources.registry import open_session
 from doctor.spill.audit import audit_spill
 from doctor.spill.errors import SpillFileError
 from doctor.spill.pager import HEX_ROW_BYTES, Pager
 from doctor.spill.pointers import SpillPointer, pointers_for
-from doctor.spill.resolve import SpillLocator, agent_root, is_within
+from doctor.spill.resolve import SpillLocator
 
 DEFAULT_LIMIT = 2000
 # One tool output is often a single huge line: show its start, say how much was left out.
@@ -148,9 +150,12 @@ OUTSIDE_HINT = "pass --allow-outside to open it"
 
 
 def run_show(args) -> int:
+    if not os.path.lexists(args.file):  # the user's own terminal: say so before the folder rules
+        print(f"doctor: {inert_line(args.file)}: no such file", file=sys.stderr)
+        return exitcodes.USAGE_OR_INPUT
     try:
-        for row in show_rows(args.file, args.offset, args.limit, grep=args.grep, spill_roots=args.spill_roots,
-                             allow_outside=args.allow_outside):
+        for row in show_rows(args.file, args.offset, args.limit, grep=args.grep,
+                             roots=spill_roots(os.environ, args.spill_roots), allow_outside=args.allow_outside):
             print(row)
     except ShowRefused as exc:
         print(f"doctor: {exc}" + (f"; {OUTSIDE_HINT}" if exc.outside else ""), file=sys.stderr)
@@ -158,27 +163,23 @@ def run_show(args) -> int:
     return exitcodes.OK
 
 
-def show_rows(path: Path, offset: int, limit: int, *, grep: str | None = None, spill_roots=(),
+def show_rows(path: Path, offset: int, limit: int, *, grep: str | None = None, roots: tuple[Root, ...] = (),
               allow_outside: bool = False) -> Iterator[str]:
     """The rows `doctor spill show` prints (also what `doctor mcp`'s `read_spilled` pages), inert.
 
-    Containment first: the file must resolve inside the agent directory its own path claims
-    or under one of `spill_roots`, unless `allow_outside`. Raises ShowRefused, before the first
-    row or when `offset` is past the end.
+    Containment first (`doctor.safety`): the file must be one the agents write as spilled output
+    under one of `roots` (fixed when the command started), reached with no symlink below `/`,
+    a regular file; `allow_outside` (the user's own choice on the command line) opens any
+    regular file instead. Raises ShowRefused, before the first row or when `offset` is past the end.
     """
     path = Path(path)
-    if not os.path.lexists(path):
-        raise ShowRefused(f"{path}: no such file")
-    real = Path(os.path.realpath(path))
-    if not allow_outside and not _may_open(path, real, list(spill_roots)):
-        raise ShowRefused(f"{path}: resolves to {real}, outside any agent spill directory or --spill-root",
-                          outside=True)
+    opener = _opener(path, roots, allow_outside)
     try:
         pattern = re.compile(grep) if grep is not None else None
     except re.error as exc:
         raise ShowRefused(f"--grep {grep!r}: {exc}") from None
     try:
-        with Pager(real, index=False) as pager:
+        with Pager(path, index=False, opener=opener) as pager:
             if pattern is not None:
                 rows = _grep(pager, grep, offset)
             elif pager.is_binary:
@@ -192,9 +193,26 @@ def show_rows(path: Path, offset: int, limit: int, *, grep: str | None = None, s
             if not printed and pattern is None and offset > 0:
                 raise ShowRefused(_past_the_end(path, pager, offset))
     except SpillFileError as exc:
-        raise ShowRefused(f"{path}: {exc.reason}") from None
+        raise ShowRefused(f"{_shown(path)}: {exc.reason}") from None
     except OSError as exc:
-        raise ShowRefused(f"{path}: {exc.strerror or exc}") from None
+        raise ShowRefused(f"{_shown(path)}: {exc.strerror or exc}") from None
+
+
+def _opener(path: Path, roots: tuple[Root, ...], allow_outside: bool) -> Callable[[], int]:
+    """How to open `path`: beneath its root (`doctor.safety`), or as any regular file when the user allows it."""
+    if allow_outside:
+        return lambda: open_regular(path)
+    located = locate(path, roots)
+    if located is None:
+        raise ShowRefused(f"{_shown(path)}: not a spill file (only the files the agents write as spilled output "
+                          "under their own folders, or under a --spill-root, are shown)", outside=True)
+    return lambda: open_contained(located)
+
+
+def _shown(path: Path | str) -> str:
+    """A path as a message repeats it: inert, one line, at most 300 chars (it may come from a model)."""
+    line = inert_line(os.fspath(path))
+    return line if len(line) <= 300 else line[:300] + "…"
 
 
 def _past_the_end(path: Path, pager: Pager, offset: int) -> str:
@@ -204,7 +222,7 @@ def _past_the_end(path: Path, pager: Pager, offset: int) -> str:
     else:
         count, unit = _count_lines(pager), "lines"
     offsets = f"offsets 0 to {count - 1}" if count else "it is empty"
-    return f"{path}: --offset {offset} is past the end: the file has {count:,} {unit} ({offsets})"
+    return f"{_shown(path)}: --offset {offset} is past the end: the file has {count:,} {unit} ({offsets})"
 
 
 def _count_lines(pager: Pager) -> int:
@@ -216,13 +234,6 @@ def _count_lines(pager: Pager) -> int:
         middle = (low + high) // 2
         low, high = (middle, high) if pager.byte_of_line(middle) is not None else (low, middle)
     return high if pager.byte_of_line(low) is not None else 0
-
-
-def _may_open(path: Path, real: Path, spill_roots: list[Path]) -> bool:
-    """Inside the agent directory its own path claims, or under a root the user named."""
-    claimed = agent_root(os.path.abspath(path))
-    roots = [*spill_roots, *([claimed] if claimed else [])]
-    return any(is_within(real, Path(os.path.realpath(root))) for root in roots)
 
 
 def _lines(pager: Pager, offset: int, limit: int) -> Iterator[str]:

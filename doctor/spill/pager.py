@@ -22,13 +22,14 @@ import codecs
 import enum
 import os
 import re
-import stat
 from array import array
 from bisect import bisect_right
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Self
 
+from doctor.safety.reads import Refused, open_regular
 from doctor.sources.base import os_error_reason
 from doctor.spill.errors import SpillFileError
 from doctor.spill.line_index import IndexProgress, LineIndex, scan_lines
@@ -171,8 +172,12 @@ class Pager:
     Call it from one thread (the UI's worker); only the index runs beside it.
     """
 
-    def __init__(self, path: str | os.PathLike[str], *, index: bool = True) -> None:
+    def __init__(self, path: str | os.PathLike[str], *, index: bool = True,
+                 opener: Callable[[], int] | None = None) -> None:
+        """`opener` returns a read-only descriptor on the file (default: `doctor.safety.reads.open_regular`
+        of `path`, a regular file only); an edge that contains paths passes its own safe open."""
         self.path = os.fspath(path)
+        self._opener = opener or (lambda: open_regular(self.path))
         self._background_index = index
         self._fd = -1
         self._open()
@@ -181,12 +186,9 @@ class Pager:
 
     def _open(self) -> None:
         try:
-            info = os.stat(self.path)
-            if stat.S_ISDIR(info.st_mode):
-                raise SpillFileError(self.path, "is a directory")
-            if not stat.S_ISREG(info.st_mode):
-                raise SpillFileError(self.path, "is not a regular file")
-            fd = os.open(self.path, os.O_RDONLY | os.O_CLOEXEC)
+            fd = self._opener()
+        except Refused as refused:
+            raise SpillFileError(self.path, refused.reason) from None
         except OSError as error:
             raise SpillFileError(self.path, os_error_reason(error)) from None
         info = os.fstat(fd)

@@ -39,7 +39,7 @@ def answer(handler, path, body, step, raw) -> None:
 
 PROTOCOL = Protocol(
     is_main_loop=lambda path, body: bool(body.get("tools")),
-    spill_pattern=None,
+    spill_pattern=r"(?:Full output saved to|full output has been saved to|tool-output artifact):?\s*([^\s\\]+)",
     answer=answer,
     get_answer={"data": [{"id": "fake", "object": "model"}]},
 )

@@ -10,7 +10,7 @@ Every request body is appended to `<LOG>.bodies` as `<path>\\t<body>` so that a 
 reached the model; `<LOG>` gets one JSON summary line per request.
 
 Script format: {"steps": [[{"name": TOOL, "args": {...}}, ...], {"text": T, "calls": [...]}, "final text"]}
-("input" is accepted for "args"). The string "{{SPILL}}" inside a step is replaced by the last spill
+("input" is accepted for "args"; "namespace" names a Responses API tool namespace). The string "{{SPILL}}" inside a step is replaced by the last spill
 path the client mentioned in its request, so a step can page into the file the client just wrote.
 Each protocol module defines how to tell the main loop apart, how to find spill paths, and how to
 answer; `serve(protocol)` runs it: `python <protocol module> PORT SCRIPT.json [LOG]`.
@@ -43,7 +43,10 @@ class Step:
 
 
 def _call(raw: dict) -> dict:
-    return {"name": raw["name"], "args": raw.get("args", raw.get("input", {}))}
+    """A call's name and arguments, and the tool namespace it belongs to when it has one (Codex puts
+    an MCP server's tools in a `mcp__<server>` namespace of the Responses API)."""
+    return {"name": raw["name"], "args": raw.get("args", raw.get("input", {})),
+            **({"namespace": raw["namespace"]} if raw.get("namespace") else {})}
 
 
 def new_id(prefix: str, digits: int = 24) -> str:

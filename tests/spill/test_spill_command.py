@@ -113,9 +113,21 @@ def test_show_refuses_files_outside_spill_roots(tmp_path, capsys):
     spill.mkdir()
     (spill / "call_x.txt").symlink_to("/etc/passwd")
     assert main(["spill", "show", str(spill / "call_x.txt"), "--spill-root", str(spill)]) == 2
+    assert capsys.readouterr().err == f"doctor: {spill / 'call_x.txt'}: is a symbolic link (links are not followed here)\n"
+    assert main(["spill", "show", "/etc/passwd"]) == 2
     error = capsys.readouterr().err
-    assert "/etc/passwd" in error and error.rstrip().endswith("pass --allow-outside to open it")
+    assert "/etc/passwd: not a spill file" in error and error.rstrip().endswith("pass --allow-outside to open it")
     assert main(["spill", "show", "/etc/passwd", "--allow-outside", "--limit", "1"]) == 0
+    assert main(["spill", "show", str(spill / "call_x.txt"), "--allow-outside", "--limit", "1"]) == 0
+
+
+def test_show_refuses_a_repositorys_spill_shaped_symlink_without_allow_outside(tmp_path, capsys):
+    """A clone committing `tmp/<64 hex> -> /`: the path looks like Qwen's spill folder, it is not under the
+    agents' folders (the roots come from their homes, never from the path), so it is not shown."""
+    (tmp_path / "clone" / "tmp").mkdir(parents=True)
+    (tmp_path / "clone" / "tmp" / ("ab" * 32)).symlink_to("/")
+    assert main(["spill", "show", f"{tmp_path}/clone/tmp/{'ab' * 32}/etc/passwd"]) == 2
+    assert "not a spill file" in capsys.readouterr().err
 
 
 def test_show_bad_usage_exits_2(gate):
