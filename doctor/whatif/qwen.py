@@ -539,3 +539,29 @@ def describe_source(item: ReplayInput) -> str:
     if item.raw.source == FROM_SPILL:
         return f"spill file {Path(item.raw.spill).name}"
     return item.raw.source
+
+
+# --- what sets each tool's budget (for --recommend) ---------------------------------------------------
+
+
+def budget_key(tool: str) -> tuple[str | None, str]:
+    """The key that sets this tool's budget, and a note in Qwen's terms (None: the client fixes it)."""
+    canonical = canonical_tool_name(tool)
+    if canonical == SHELL_TOOL:
+        return THRESHOLD, "the shell's budget follows the threshold once it is set (30,000 until then)"
+    if canonical == "read_file":
+        return THRESHOLD, "read_file pages at the threshold (and at truncateToolOutputLines lines)"
+    own = _max_output_chars(canonical, QwenLimits())
+    if own is not None:
+        return None, f"{tool}'s budget ({'none' if math.isinf(own) else f'{own:,.0f}'} chars) is fixed in {CLIENT} {VERSION}"
+    return THRESHOLD, "shared: one threshold sets every tool without a budget of its own"
+
+
+def budget_for(item: ReplayInput) -> tuple[float, bool] | None:
+    """The smallest threshold that keeps this result whole, and whether that is only a lower bound."""
+    if item.raw.text is None or item.field == "error" or item.facts.get("fixed"):
+        return None
+    size = js_len(item.raw.text)
+    if item.facts.get("canonical") == SHELL_TOOL:
+        size += js_len(item.facts.get("notices", ""))  # the shell keeps room for its notices
+    return size, item.raw.capped_by is not None
