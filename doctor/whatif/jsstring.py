@@ -15,6 +15,8 @@ import math
 import re
 from functools import lru_cache
 
+from doctor.core.jsvalues import js_len
+
 _ASTRAL = re.compile("[\U00010000-\U0010ffff]")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -37,8 +39,8 @@ def to_units(text: str) -> str:
     """`text` with every astral character as its surrogate pair (one str item per UTF-16 unit).
 
     Cached: a sweep converts the same raw outputs once per value (a str keeps its hash, so a hit costs
-    a lookup)."""
-    return _ASTRAL.sub(_pair, text) if _ASTRAL.search(text) else text
+    a lookup). A text with no astral character is returned as it is (its JS length is its length)."""
+    return text if js_len(text) == len(text) else _ASTRAL.sub(_pair, text)
 
 
 def from_units(text: str) -> str:

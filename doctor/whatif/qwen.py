@@ -322,6 +322,7 @@ class _Entry:
     why: str | None = None
     high: float = math.inf
     fixed: bool = False
+    units: bool = True  # the text may hold surrogate pairs that `from_units` joins back (False: it has none)
 
     def add_files(self, files: list[str] | None) -> None:
         if files is not None:
@@ -350,7 +351,7 @@ def _outcome(item: ReplayInput, entry: _Entry) -> Outcome:
         return unknown(entry.why or "unknown", 0, entry.high, "unknown")
     if entry.fixed:
         return Outcome(item.recorded, sentinel_kind(item.recorded))
-    text = from_units(entry.text)
+    text = from_units(entry.text) if entry.units else entry.text
     return Outcome(item.recorded if text == item.recorded else text, sentinel_kind(text))
 
 
@@ -360,12 +361,18 @@ def _one_result(item: ReplayInput, limits_: QwenLimits, persisted: layers.Persis
         return _Entry(item.recorded, fixed=True)
     if item.raw.text is None:
         return _Entry(None, why=item.raw.why, high=_ceiling(item, limits_))
-    canonical = item.facts["canonical"]
-    temp_dir = item.facts["temp_dir"]
+    units = to_units(item.raw.text)
     try:
-        entry = _Entry(_tool_output(item, limits_, to_units(item.raw.text)))
+        entry = _layers(item, limits_, persisted, units)
     except qwen_tools.NotKept as exc:
         return _Entry(None, why=str(exc), high=_ceiling(item, limits_))
+    entry.units = units is not item.raw.text or to_units(item.facts.get("notices", "")) is not item.facts.get("notices", "")
+    return entry
+
+
+def _layers(item: ReplayInput, limits_: QwenLimits, persisted: layers.PersistBudget, units: str) -> _Entry:
+    canonical = item.facts["canonical"]
+    entry = _Entry(_tool_output(item, limits_, units))
     if canonical == SHELL_TOOL:
         entry = _shell(item, limits_, entry.text)
         if item.field == "error":
@@ -374,7 +381,8 @@ def _one_result(item: ReplayInput, limits_: QwenLimits, persisted: layers.Persis
         return _error_gate(item, limits_, entry, persisted)
     elif canonical not in GATE_EXEMPT and entry.text and not layers.is_already_truncated(entry.text) \
             and len(entry.text) > limits_.threshold + layers.GATE_HEADROOM:
-        stub, path = layers.persist_and_truncate(item.call_id or "", entry.text, f"{temp_dir}/tool-results", persisted)
+        stub, path = layers.persist_and_truncate(item.call_id or "", entry.text, f"{item.facts['temp_dir']}/tool-results",
+                                                 persisted)
         entry = _Entry(stub)
         entry.add_files([path] if path else [])
     _scheduler_truncation(item, limits_, entry)
