@@ -52,5 +52,13 @@ Data flows one way, as everywhere in doctor: session -> replay inputs -> layers 
 after history -> analysis -> report model -> renderer. Nothing here formats text or imports rich.
 
 For a fleet (`doctor scan --whatif`, later) the ReplayInput is the row to store: it holds no path
-that must be reopened, and an agent's `replay` needs nothing but the inputs and the settings.
+that must be reopened, and an agent's `replay` needs nothing but the inputs and the settings. Sizes,
+not texts, are what the answer reports, and every size the Qwen layers produce depends only on a
+result's shape: its length in UTF-16 units and in UTF-8 bytes (the stub's KB), its line lengths (the
+head/tail splits, the stub preview's cut back to a newline, the line caps), where its surrogate pairs
+fall (cuts that split or spare one), how many `<persisted-output>`/`<system-reminder>` tags its first
+2,000 units hold (escaped in the preview), and per tool what `qwen_tools` reads (read_file: the shown
+lines' lengths, N, offset and limit; grep: each chunk's length and the total; glob: each path's length
+and the total; the shell: its notices' length). A scan can store that shape per result (a few bytes a
+line, varint-packed) with the call id, batch, field and later-turn count, and replay exactly from it.
 """

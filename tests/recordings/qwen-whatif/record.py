@@ -53,20 +53,8 @@ VARIANTS = {
     "batch-60000": {"tools": {"toolOutputBatchBudget": 60000}},
 }
 
-GEN_PY = r'''import sys, time
-mode = sys.argv[1]
-if mode == "lines":                      # lines N WIDTH TAG [EXIT]: N numbered lines of WIDTH chars
-    n, width, tag = int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
-    for i in range(n):
-        print(("%s %05d " % (tag, i)).ljust(width, tag[0]))
-    code = int(sys.argv[5]) if len(sys.argv) > 5 else 0
-elif mode == "oneline":                  # oneline N TAG: one line of N chars
-    print(sys.argv[3] + "o" * (int(sys.argv[2]) - len(sys.argv[3])))
-    code = 0
-sys.stdout.flush()
-time.sleep(1)
-sys.exit(code)
-'''
+# The deterministic output generator the shell calls (committed beside this script).
+GEN_PY = open(os.path.join(HERE, "gen.py"), encoding="utf-8").read()
 
 
 def setup(w):
@@ -222,7 +210,6 @@ def record(name):
 def main():
     names = sys.argv[1:] or list(VARIANTS)
     qrec.write(os.path.join(HERE, "script.json"), json.dumps(script(), indent=1) + "\n")
-    qrec.write(os.path.join(HERE, "gen.py"), GEN_PY)
     ok = True
     for name in names:
         print("== %s" % name, flush=True)
