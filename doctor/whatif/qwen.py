@@ -267,7 +267,7 @@ def _shell_parts(text: str, recorded: str, from_output_file: bool) -> tuple[str 
 def _capped_by(canonical: str, text: str) -> str | None:
     if canonical == "read_file" and text.startswith("Showing lines "):
         return "read_file paging"
-    if canonical == "grep_search" and re.search(r"\[\d+ lines? truncated\] \.\.\.\Z", text):
+    if canonical == "grep_search" and text.endswith(" truncated] ...") and re.search(r"\[\d+ lines? truncated\] \.\.\.\Z", text[-64:]):
         return "grep caps"
     if canonical == "glob" and re.search(r"\n---\n\[(\d+ files? truncated\] \.\.\.|Results truncated)", text[-300:]):
         return "glob cap"
