@@ -54,7 +54,7 @@ def _signed(value: float) -> str:
 def _saved(whatif) -> Section:
     saved = whatif.saved()
     chars = saved["chars"]
-    verb = "saves" if chars >= 0 else "costs"
+    verb = "save" if chars >= 0 else "cost"
     lines = [Paragraph(f"The replayed settings {verb} {figure(abs(chars))} chars (~{figure(abs(saved['tokensPerLaterTurn']))} "
                        f"tokens) in every later turn, and {figure(abs(saved['charsOverLaterTurns']))} chars "
                        f"(~{figure(abs(saved['tokensOverLaterTurns']))} tokens) summed over the turns that followed each "
@@ -95,39 +95,38 @@ def whatif_sections(whatif) -> list[Section]:
 
 def sweep_sections(sweep) -> list[Section]:
     """One row per value of the swept key, and the two charts (context saved, results cut)."""
-    rows = []
-    for value, whatif in sweep.points:
-        saved = whatif.saved()
-        rows.append(("not set" if value is None else figure(value), figure(saved["chars"]),
-                     figure(saved["tokensPerLaterTurn"]), figure(saved["tokensOverLaterTurns"]),
-                     figure(saved["resultsCut"]), figure(saved["resultsUnknown"]),
-                     "exact" if saved["exact"] else ("±∞" if saved["couldBeOffBy"]["chars"] is None
-                                                     else "±" + figure(saved["couldBeOffBy"]["chars"]))))
-    labels = tuple(row[0] for row in rows)
+    points = [(value, whatif.saved()) for value, whatif in sweep.points]
+    labels = tuple("not set" if value is None else figure(value) for value, _ in points)
+    rows = tuple((label, figure(saved["chars"]), figure(saved["tokensPerLaterTurn"]),
+                  figure(saved["tokensOverLaterTurns"]), figure(saved["resultsCut"]), figure(saved["resultsUnknown"]),
+                  _bound(saved)) for label, (_, saved) in zip(labels, points))
     table = Table((sweep.key, "chars saved / turn", "tokens / turn", "tokens over session", "results cut", "unknown",
-                   "bound"), tuple(rows), frozenset({1, 2, 3, 4, 5}))
-    saved_chart = Chart(f"Context saved per later turn by {sweep.key}", labels,
-                        tuple(max(0.0, float(w.saved()["chars"])) for _, w in sweep.points), sweep.key, "chars saved",
-                        "whatif-saved")
-    cut_chart = Chart(f"Results cut by {sweep.key}", labels, tuple(float(w.saved()["resultsCut"]) for _, w in sweep.points),
-                      sweep.key, "results cut", "whatif-cut")
+                   "bound"), rows, frozenset({1, 2, 3, 4, 5}))
+    saved_values = tuple(float(saved["chars"]) for _, saved in points)
+    cut_values = tuple(float(saved["resultsCut"]) for _, saved in points)
     intro = Paragraph(f"One replay per value of `{sweep.key}` (the session's own: "
                       f"{'not set' if sweep.base_value is None else figure(sweep.base_value)}); every other setting as the "
                       "session had it. Negative savings cost context.")
-    return [Section(f"Sweep of {sweep.key}", (intro, table, saved_chart, cut_chart)), *_sweep_ascii(sweep, rows)]
+    charts = (Chart(f"Context saved per later turn by {sweep.key}", labels, tuple(max(0.0, v) for v in saved_values),
+                    sweep.key, "chars saved", "whatif-saved"),
+              Chart(f"Results cut by {sweep.key}", labels, cut_values, sweep.key, "results cut", "whatif-cut"))
+    bars = Section("Charts", (_bars("context saved per later turn (chars)", labels, saved_values),
+                              _bars("results cut", labels, cut_values)))
+    return [Section(f"Sweep of {sweep.key}", (intro, table, *charts)), bars]
 
 
-def _sweep_ascii(sweep, rows) -> list[Section]:
-    """The two charts as text bars, for the text and Markdown reports (HTML draws the SVG ones)."""
-    width = 40
-    blocks = []
-    for title, column in (("context saved per later turn (chars)", 1), ("results cut", 4)):
-        values = [float(row[column].replace(",", "").replace("−", "-")) for row in rows]
-        top = max((abs(v) for v in values), default=0) or 1
-        lines = tuple(f"{row[0]:>12} {'█' * round(width * max(v, 0) / top):<{width}} {row[column]}"
-                      for row, v in zip(rows, values))
-        blocks.append(Verbatim(lines, caption=title))
-    return [Section("Charts", tuple(blocks))]
+def _bound(saved: dict) -> str:
+    if saved["exact"]:
+        return "exact"
+    off = saved["couldBeOffBy"]["chars"]
+    return "±∞" if off is None else "±" + figure(off)
+
+
+def _bars(title: str, labels: tuple[str, ...], values: tuple[float, ...], width: int = 40) -> Verbatim:
+    """A chart as text bars, for the text and Markdown answers (HTML draws the SVG one)."""
+    top = max((abs(v) for v in values), default=0) or 1
+    return Verbatim(tuple(f"{label:>12} {'█' * round(width * max(v, 0) / top):<{width}} {figure(v)}"
+                          for label, v in zip(labels, values)), caption=title)
 
 
 def recommend_sections(recommendation) -> list[Section]:

@@ -40,7 +40,7 @@ doctor's agent name: `qwen`, `claude`, `gemini`, `codex`):
 
 `settings` is a plain mapping of key -> value for the keys that are set (model.SessionSettings.values
 with `--set` applied: `KEY=default` removes the key, "as if it were not set"). The framework
-(`replay.what_if`) does the rest the same way for every agent: it builds `before` (the session as
+(`replay.prepare(session, options).replay(overrides)`) does the rest the same way for every agent: it builds `before` (the session as
 `doctor memory --json --results` reports it), substitutes each known Outcome's text into the history,
 measures that as `after` with `after_options`, and derives `changes` and `saved` (result.WhatIf).
 

@@ -21,7 +21,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from msgspec.structs import replace
-from pathlib import Path
 
 from doctor.assemble import ReportOptions, qwen_settings_for
 from doctor.core.budgets import (
@@ -200,7 +199,7 @@ def _raw_output(site, spill: SpillReader) -> tuple[RawOutput, dict]:
         facts["notices"] = notices
         text = body
     facts["output_file"] = _output_file(recorded)
-    return RawOutput(text, source, where, capped_by=_capped_by(canonical, text)), facts
+    return RawOutput(text, source, where, capped_by=capped_by(canonical, text)), facts
 
 
 def _appended_reminder(text: str) -> bool:
@@ -264,7 +263,7 @@ def _shell_parts(text: str, recorded: str, from_output_file: bool) -> tuple[str 
     return text[: len(text) - len(notices)], notices
 
 
-def _capped_by(canonical: str, text: str) -> str | None:
+def capped_by(canonical: str, text: str) -> str | None:
     if canonical == "read_file" and text.startswith("Showing lines "):
         return "read_file paging"
     if canonical == "grep_search" and text.endswith(" truncated] ...") and re.search(r"\[\d+ lines? truncated\] \.\.\.\Z", text[-64:]):
@@ -543,13 +542,6 @@ def _ceiling(item: ReplayInput, limits_: QwenLimits) -> float:
         if canonical not in GATE_EXEMPT and math.isfinite(limits_.threshold):
             tool_cap = min(tool_cap, max(limits_.threshold + layers.GATE_HEADROOM, layers.PREVIEW_SIZE_CHARS + room))
     return min(tool_cap, limits_.batch_budget)
-
-
-def describe_source(item: ReplayInput) -> str:
-    """Where a result's raw output came from, in words (text report)."""
-    if item.raw.source == FROM_SPILL:
-        return f"spill file {Path(item.raw.spill).name}"
-    return item.raw.source
 
 
 # --- what sets each tool's budget (for --recommend) ---------------------------------------------------

@@ -1,10 +1,11 @@
 """The replay, the same for every agent: find the results, ask the agent's module, measure before and after.
 
-`what_if(session, options, overrides)` reads the session's history once (the Contents `doctor memory`
+`prepare(session, options)` reads the session's history once (the Contents `doctor memory`
 measures, full text), finds every tool result in it (`result_sites`: the same ordinals as
 `retention.results[]`), lets the agent's module (`doctor.whatif.<agent>`) find each result's raw output
 and run its layers under the replayed settings, puts each known outcome's text in place of what the
-model got (`replayed_history`) and measures both histories with `doctor memory`'s own analysis. So
+model got (`replayed_history`) and measures both histories with `doctor memory`'s own analysis (`Prepared.replay(overrides)`, as often as
+wanted: a sweep replays one Prepared under twenty settings). So
 `before` is what `doctor memory --json --results` reports and `after` is the same report of the
 counterfactual session; nothing is estimated on the way.
 """
@@ -134,14 +135,6 @@ def replayed_history(history: Sequence, sites: Sequence[ResultSite], outcomes: S
             parts[part_index] = {**part, "functionResponse": {**fr, "response": response}}
         out[content_index] = {**content, "parts": parts}
     return out
-
-
-def what_if(session: LoadedSession, options: ReportOptions, overrides: Mapping[str, float | None], *,
-            spill_roots: Sequence[Path] = (), base: SessionSettings | None = None,
-            prepared: Prepared | None = None) -> WhatIf:
-    """The session replayed with `overrides` (`--set`, already parsed against the agent's keys)."""
-    prepared = prepared or prepare(session, options, spill_roots=spill_roots, base=base)
-    return prepared.replay(overrides)
 
 
 @dataclass
