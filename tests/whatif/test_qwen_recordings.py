@@ -64,7 +64,6 @@ def memory_on(unpacked):
     return run
 
 
-@pytest.mark.ci
 @pytest.mark.parametrize(("a", "b"), PAIRS, ids=[f"{a}-as-{b}" for a, b in PAIRS])
 def test_replay_gives_what_the_model_received_under_the_other_settings(replay, memory_on, a, b):
     answer = replay(a, b)
