@@ -30,7 +30,8 @@ def unpack(variant: str, into: Path) -> Path:
     folder = into / variant
     if not folder.exists():
         with tarfile.open(HERE / variant / "recording.tar.gz") as tar:
-            tar.extractall(folder, filter="data")
+            # Our own archive; the "data" filter (Python ≥ 3.11.4) refuses links and absolute paths anyway.
+            tar.extractall(folder, **({"filter": "data"} if hasattr(tarfile, "data_filter") else {}))
     return folder / "session.jsonl"
 
 
