@@ -17,9 +17,9 @@ def run_memory_app(report=None, *, load=None, provider=None, session=None, optio
 
     if provider is None:
         if load is not None:
-            provider = CallableProvider(load, session=session)
+            provider = CallableProvider(load, session=session, options=options)
         elif report is not None:
-            provider = StaticProvider(report, session=session)
+            provider = StaticProvider(report, session=session, options=options)
         else:
             raise TypeError("run_memory_app needs a report, a load callable or a provider")
     DoctorApp(provider, theme=theme).run()

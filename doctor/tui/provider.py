@@ -44,9 +44,21 @@ def refresh_interval(provider: object, default: float = 2.0) -> float:
 
 
 class SessionText:
-    """`preview` and `full_text` of a result, read again from the provider's session (if any)."""
+    """`preview` and `full_text` of a result, read again from the provider's session (if any), and the
+    session with the report's options for the What-if tab (`whatif_source`)."""
 
     _session: object | None = None
+    _options: object | None = None
+
+    def whatif_source(self) -> tuple[object, object] | None:
+        """(session, ReportOptions) a replay starts from, or None when the report has no session file."""
+        if self._session is None or getattr(self._session, "path", None) is None:
+            return None
+        if self._options is None:
+            from doctor.assemble import ReportOptions
+
+            return self._session, ReportOptions()
+        return self._session, self._options
 
     def preview(self, result) -> str | None:
         return session_preview(self._session, result)
@@ -58,9 +70,10 @@ class SessionText:
 class StaticProvider(SessionText):
     """A report that is already built (tests, hosts that built it themselves)."""
 
-    def __init__(self, report: MemoryReport, *, session: object | None = None) -> None:
+    def __init__(self, report: MemoryReport, *, session: object | None = None, options: object | None = None) -> None:
         self._report = report
         self._session = session
+        self._options = options
 
     def load(self, progress: ProgressCallback) -> MemoryReport:
         progress(1.0, "ready")
@@ -70,9 +83,11 @@ class StaticProvider(SessionText):
 class CallableProvider(SessionText):
     """A report built by `load(progress)` on the worker thread (the `doctor memory` CLI)."""
 
-    def __init__(self, load: Callable[[ProgressCallback], MemoryReport], *, session: object | None = None) -> None:
+    def __init__(self, load: Callable[[ProgressCallback], MemoryReport], *, session: object | None = None,
+                 options: object | None = None) -> None:
         self._load = load
         self._session = session
+        self._options = options
 
     def load(self, progress: ProgressCallback) -> MemoryReport:
         return self._load(progress)

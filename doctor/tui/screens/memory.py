@@ -34,12 +34,14 @@ from doctor.tui.widgets.footer import DoctorFooter
 from doctor.tui.widgets.overview import Overview
 from doctor.tui.widgets.process import ProcessPane
 from doctor.tui.widgets.tables import ResultsTable, ToolsTable
+from doctor.tui.widgets.whatif import WhatIfPane
 
 PROGRESS_EVERY = 0.05  # seconds between progress messages from the loader thread
 # The widget that takes the keys of each tab: a tab's keys (Process's p / t / S, the
 # Overview's PageDown / End) work as soon as it is shown, not after Tab moves focus there.
 TABS = Binding.Group("Tabs")
-TAB_FOCUS = {"overview": Overview, "tools": ToolsTable, "results": ResultsTable, "process": ProcessPane}
+TAB_FOCUS = {"overview": Overview, "tools": ToolsTable, "results": ResultsTable, "process": ProcessPane,
+             "whatif": "#whatif-set"}
 
 
 class MemoryScreen(Screen):
@@ -52,6 +54,8 @@ class MemoryScreen(Screen):
         Binding("2", "tab('tools')", "Tools", id="memory.tools", group=TABS),
         Binding("3", "tab('results')", "Results", id="memory.results", group=TABS),
         Binding("4", "tab('process')", "Process", id="memory.process", group=TABS),
+        # Not in the footer (at 80 columns the Process tab's keys would lose Help): the tab bar names it.
+        Binding("5", "tab('whatif')", "What if", id="memory.whatif", group=TABS, show=False),
         Binding("b", "biggest", "Biggest", id="memory.biggest"),
         Binding("o", "toggle_oversized", "Oversized only", id="memory.oversized", show=False),
         Binding("slash", "filter", "Filter", id="memory.filter", show=False),
@@ -101,11 +105,18 @@ class MemoryScreen(Screen):
                 yield ResultsTable(id="results-table")
             with TabPane("4 Process", id="process"):
                 yield ProcessPane(id="process-pane")
+            with TabPane("5 What if", id="whatif"):
+                yield WhatIfPane(self._whatif_source, id="whatif-pane")
         yield DoctorFooter()
 
     def on_mount(self) -> None:
         self.query_one("#tabs").display = False
         self.load_report()
+
+    def _whatif_source(self):
+        """(session, options) for the What-if tab, when the provider read the report from a session file."""
+        source = getattr(self.provider, "whatif_source", None)
+        return source() if callable(source) else None
 
     # -- loading and refreshing (workers) -----------------------------------------
 
