@@ -9,6 +9,10 @@ real tool outputs, and the test knows exactly what the "model" asked for.
 Every request body is appended to `<LOG>.bodies` as `<path>\\t<body>` so that a test can check what
 reached the model; `<LOG>` gets one JSON summary line per request.
 
+Ids: a fresh random id per call, unless SCRIPTED_MODEL_IDS=sequential is set in the server's
+environment: then each prefix counts on from 1 (`toolu_000…001`, `call_000…001`), so a session recorded
+twice under different settings gives every tool call the same id and the recordings line up call by call.
+
 Script format: {"steps": [[{"name": TOOL, "args": {...}}, ...], {"text": T, "calls": [...]}, "final text"]}
 ("input" is accepted for "args"). The string "{{SPILL}}" inside a step is replaced by the last spill
 path the client mentioned in its request, so a step can page into the file the client just wrote.
@@ -17,10 +21,12 @@ answer; `serve(protocol)` runs it: `python <protocol module> PORT SCRIPT.json [L
 """
 
 import json
+import os
 import re
 import sys
 import threading
 import uuid
+from collections import Counter
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Callable
@@ -46,8 +52,21 @@ def _call(raw: dict) -> dict:
     return {"name": raw["name"], "args": raw.get("args", raw.get("input", {}))}
 
 
+_issued: Counter[str] = Counter()
+_issued_lock = threading.Lock()
+
+
+def sequential_ids() -> bool:
+    return os.environ.get("SCRIPTED_MODEL_IDS") == "sequential"
+
+
 def new_id(prefix: str, digits: int = 24) -> str:
-    return prefix + uuid.uuid4().hex[:digits]
+    """A random id, or under SCRIPTED_MODEL_IDS=sequential the next number for this prefix."""
+    if not sequential_ids():
+        return prefix + uuid.uuid4().hex[:digits]
+    with _issued_lock:
+        _issued[prefix] += 1
+        return f"{prefix}{_issued[prefix]:0{digits}d}"
 
 
 @dataclass

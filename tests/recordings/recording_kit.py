@@ -20,6 +20,15 @@ CLIENTS = os.path.join(REPO, ".clients", "node_modules")
 MID = "python3 -c \"[print('row %05d ' % i + 'x' * 40) for i in range(1, 2001)]\""   # 2000 x 51 chars = 102,000 B
 
 
+def fixed_rows(count, cyrillic=False):
+    """A shell command whose output is fixed: `count` rows of 51 chars, written at once, flushed, and then a
+    second's sleep before exiting (a client that reads output as it comes still gets all of it).
+    ASCII rows (`row 00001 xxx…`) are 51 bytes; Cyrillic ones (`ряд 00001 жжж…`) are 51 chars in 94 bytes."""
+    word, fill = ("\\u0440\\u044f\\u0434", "\\u0436") if cyrillic else ("row", "x")
+    return ("python3 -c \"import sys, time; sys.stdout.write(''.join('%s %%05d ' %% i + '%s' * 40 + '\\n' "
+            "for i in range(1, %d))); sys.stdout.flush(); time.sleep(1)\"" % (word, fill, count + 1))
+
+
 def scratch_root(client):
     """<CREC_ROOT>/<client>: the scenarios' throwaway folders."""
     return os.path.join(os.environ.get("CREC_ROOT", "/tmp/crec"), client)
@@ -29,10 +38,12 @@ def subst(obj, w):
     return json.loads(json.dumps(obj).replace("{W}", w))
 
 
-def prepare(root, here, name, steps, files):
-    """Wipe <root>/<name>, create its home/ and w/ (with `files` in w), write script.json (steps with {W} = w)
-    to <here>/<name>/ and copy it to <root>/<name>/.  Returns (base, home, w, out, script path)."""
-    base = os.path.join(root, name)
+def prepare(root, here, name, steps, files, scratch=None):
+    """Wipe <root>/<scratch or name>, create its home/ and w/ (with `files` in w), write script.json (steps with
+    {W} = w) to <here>/<name>/ and copy it to the scratch folder.  Returns (base, home, w, out, script path).
+    Recordings meant to be compared with each other share one `scratch` name: same cwd, same HOME, so every
+    path a client writes into a result has the same length in all of them."""
+    base = os.path.join(root, scratch or name)
     shutil.rmtree(base, ignore_errors=True)
     home, w = os.path.join(base, "home"), os.path.join(base, "w")
     os.makedirs(home), os.makedirs(w)
@@ -50,9 +61,11 @@ def prepare(root, here, name, steps, files):
 
 
 @contextmanager
-def fake_server(fake, port, script_path, log_path):
-    """Run the fake model server `fake` on the loopback `port` for the duration of the block."""
-    srv = subprocess.Popen([sys.executable, fake, str(port), script_path, log_path])
+def fake_server(fake, port, script_path, log_path, sequential_ids=False):
+    """Run the fake model server `fake` on the loopback `port` for the duration of the block
+    (`sequential_ids`: the same call ids in every run, see tests/fakes/scripted.py)."""
+    env = {**os.environ, "SCRIPTED_MODEL_IDS": "sequential"} if sequential_ids else None
+    srv = subprocess.Popen([sys.executable, fake, str(port), script_path, log_path], env=env)
     time.sleep(1.0)
     try:
         yield srv

@@ -21,8 +21,8 @@ import json, os, shutil, subprocess, sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
-from recording_kit import (CLIENTS, FAKES, FILES, MID, client_env, copy_session_files, fake_server, main,  # noqa: E402
-                           prepare, run_client, scratch_root, walk_files, write_meta, write_received)
+from recording_kit import (CLIENTS, FAKES, FILES, MID, client_env, copy_session_files, fake_server,  # noqa: E402
+                           fixed_rows, main, prepare, run_client, scratch_root, walk_files, write_meta, write_received)
 
 BIN = os.environ.get("CLAUDE_BIN", os.path.join(CLIENTS, "@anthropic-ai/claude-code-linux-x64/claude"))
 FAKE = os.environ.get("FAKE_ANTHROPIC", os.path.join(FAKES, "anthropic.py"))
@@ -95,6 +95,24 @@ SCENARIOS = {
         "All done: raised limits recorded."]},
 }
 
+# `doctor whatif`: one session recorded under Claude's Bash limits at several values, in one scratch folder
+# (same cwd and HOME, ids from the scripted model's counter), so a replay of one recording under another's
+# settings can be checked against what the model really received there. Outputs: 5,100 / 20,400 / 45,900 /
+# 102,000 / 153,000 bytes of ASCII rows, 25,500 chars (47,000 bytes) of Cyrillic rows, and a small Read.
+WHATIF_STEPS = [[{"name": "Bash", "input": {"command": fixed_rows(rows), "description": "fixed rows"}}]
+                for rows in (100, 400, 900, 2000, 3000)] + [
+    [{"name": "Bash", "input": {"command": fixed_rows(500, cyrillic=True), "description": "fixed Cyrillic rows"}}],
+    [{"name": "Read", "input": {"file_path": "{W}/notes.txt"}}],
+    "All done: what-if session recorded."]
+WHATIF_SETTINGS = {"whatif/default": None,
+                   "whatif/bash-10000": {"bashOutputMaxChars": 10000},
+                   "whatif/bash-50000": {"bashOutputMaxChars": 50000},
+                   "whatif/bash-128000": {"bashOutputMaxChars": 128000},
+                   "whatif/read-back-100000": {"env": {"BASH_MAX_OUTPUT_LENGTH": "100000"}}}
+for number, (scenario, settings) in enumerate(WHATIF_SETTINGS.items()):
+    SCENARIOS[scenario] = {"port": 18340 + number, "steps": WHATIF_STEPS, "scratch": "whatif", "sequential_ids": True,
+                           **({"settings": settings} if settings else {})}
+
 
 def main_session_id(home):
     """The id of the one main session under $HOME/.claude/projects/ (subagent files aside)."""
@@ -104,7 +122,8 @@ def main_session_id(home):
 
 def record(name):
     sc = SCENARIOS[name]
-    base, home, w, out, spath = prepare(ROOT, HERE, name, sc["steps"], {**FILES, **sc.get("files", {})})
+    base, home, w, out, spath = prepare(ROOT, HERE, name, sc["steps"], {**FILES, **sc.get("files", {})},
+                                        scratch=sc.get("scratch"))
     log = os.path.join(base, "fake.log")
     kept = []
     if "settings" in sc:
@@ -117,7 +136,7 @@ def record(name):
                      ANTHROPIC_BASE_URL="http://127.0.0.1:%d" % sc["port"], ANTHROPIC_API_KEY="sk-fake",
                      CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1", DISABLE_AUTOUPDATER="1", DISABLE_TELEMETRY="1",
                      DISABLE_ERROR_REPORTING="1", IS_SANDBOX="1")
-    with fake_server(FAKE, sc["port"], spath, log):
+    with fake_server(FAKE, sc["port"], spath, log, sequential_ids=sc.get("sequential_ids", False)):
         flags = ["--dangerously-skip-permissions", "--tools", "Bash,Read,Grep,Glob,Write,Edit,Agent"]
         if sc.get("mcp"):
             config = {"mcpServers": {"big": {"command": sys.executable, "args": [MCP_SERVER]}}}
