@@ -133,18 +133,22 @@ def session_settings(session: LoadedSession, options: ReportOptions) -> Resolved
     return resolved
 
 
-def session_analysis(session: LoadedSession, options: ReportOptions) -> tuple[ResolvedSettings, RetentionAnalysis | None, str | None]:
+def session_analysis(session: LoadedSession, options: ReportOptions, history: Iterable | None = None
+                     ) -> tuple[ResolvedSettings, RetentionAnalysis | None, str | None]:
     """The settings that judge the session, the analysis, and why it is unavailable when it is:
-    what `report_for_session` puts in the report."""
+    what `report_for_session` puts in the report. `history`: Contents to measure instead of the
+    session's own (`doctor whatif` measures the session replayed under other limits)."""
     resolved = session_settings(session, options)
-    analysis, unavailable = analyse(session.history_to_measure(), session.ui_history_to_measure(), resolved)
+    history = session.history_to_measure() if history is None else history
+    analysis, unavailable = analyse(history, session.ui_history_to_measure(), resolved)
     return resolved, analysis, unavailable
 
 
-def report_for_session(session: LoadedSession, options: ReportOptions, *, spill=None, process=None) -> MemoryReport:
+def report_for_session(session: LoadedSession, options: ReportOptions, *, spill=None, process=None,
+                       history: Iterable | None = None) -> MemoryReport:
     from doctor.report.model import MemoryReport, SourceInfo
 
-    resolved, analysis, unavailable = session_analysis(session, options)
+    resolved, analysis, unavailable = session_analysis(session, options, history)
     return MemoryReport(
         source=SourceInfo(
             kind="file",

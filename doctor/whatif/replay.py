@@ -1,0 +1,179 @@
+"""The replay, the same for every agent: find the results, ask the agent's module, measure before and after.
+
+`what_if(session, options, overrides)` reads the session's history once (the Contents `doctor memory`
+measures, full text), finds every tool result in it (`result_sites`: the same ordinals as
+`retention.results[]`), lets the agent's module (`doctor.whatif.<agent>`) find each result's raw output
+and run its layers under the replayed settings, puts each known outcome's text in place of what the
+model got (`replayed_history`) and measures both histories with `doctor memory`'s own analysis. So
+`before` is what `doctor memory --json --results` reports and `after` is the same report of the
+counterfactual session; nothing is estimated on the way.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from types import ModuleType
+
+from doctor.assemble import ReportOptions, report_for_session, scan_facts
+from doctor.core.parts import content_role, field
+from doctor.core.result_table import function_response_of
+from doctor.sources.base import LoadedSession
+from doctor.whatif.model import Outcome, ReplayInput, SessionSettings
+from doctor.whatif.result import WhatIf
+from doctor.whatif.spill import SpillReader
+
+# doctor's agent names whose modules exist; each is imported only for a session of that agent.
+AGENTS = ("qwen",)
+
+
+class UnsupportedAgent(ValueError):
+    """doctor has no replay for this agent's sessions (yet); the message says which agents it has."""
+
+
+@dataclass(frozen=True, slots=True)
+class ResultSite:
+    """Where one tool result sits in the history, and what the model got there.
+
+    `batch` counts the model turns with function calls before it (parallel calls of one turn share
+    it); `args` are the arguments of the call it answers (empty when no call in that turn has its id);
+    `later_turns` is how many model turns came after it, each of which re-sent it.
+    """
+
+    ordinal: int
+    content_index: int
+    part_index: int
+    call_id: str | None
+    tool: str
+    field: str
+    recorded: str
+    batch: int
+    args: Mapping
+    later_turns: int = 0
+
+
+def agent_module(agent: str) -> ModuleType:
+    if agent not in AGENTS:
+        names = ", ".join(AGENTS)
+        raise UnsupportedAgent(f"doctor whatif replays {names} sessions; this one is a {agent} session")
+    return importlib.import_module(f"doctor.whatif.{agent}")
+
+
+def result_sites(history: Sequence) -> list[ResultSite]:
+    """Every functionResponse of `history`, numbered as `doctor.core.result_table` numbers them."""
+    sites: list[ResultSite] = []
+    batch = -1
+    calls: dict[str, Mapping] = {}
+    model_turns_at: list[int] = []  # per site: model turns with any content before it
+    model_turns = 0
+    for content_index, content in enumerate(history):
+        parts = field(content, "parts")
+        if not isinstance(parts, list):
+            continue
+        if content_role(content) == "model":
+            model_turns += 1
+            turn_calls = {}
+            for part in parts:
+                call = field(part, "functionCall") if part is not None else None
+                if call is not None:
+                    call_id = field(call, "id")
+                    args = field(call, "args")
+                    if isinstance(call_id, str):
+                        turn_calls[call_id] = args if isinstance(args, Mapping) else {}
+            if turn_calls:
+                batch += 1
+                calls = turn_calls
+            continue
+        for part_index, part in enumerate(parts):
+            fr = function_response_of(part) if part is not None else None
+            if fr is None:
+                continue
+            name, call_id, response = field(fr, "name"), field(fr, "id"), field(fr, "response")
+            output = field(response, "output") if response is not None else None
+            error = field(response, "error") if response is not None and output is None else None
+            slot, text = ("output", output) if output is not None else ("error", error)
+            sites.append(ResultSite(
+                ordinal=len(sites), content_index=content_index, part_index=part_index,
+                call_id=call_id if isinstance(call_id, str) else None,
+                tool=name if isinstance(name, str) else "",
+                field=slot, recorded=text if isinstance(text, str) else "",
+                batch=max(batch, 0), args=calls.get(call_id, {}) if isinstance(call_id, str) else {},
+            ))
+            model_turns_at.append(model_turns)
+    return [replace(site, later_turns=model_turns - before) for site, before in zip(sites, model_turns_at)]
+
+
+def replayed_history(history: Sequence, sites: Sequence[ResultSite], outcomes: Sequence[Outcome]) -> list:
+    """`history` with each known outcome's text where the model got the recorded one.
+
+    Contents and parts that do not change are the same objects (nothing is copied); an unknown
+    outcome keeps the recorded text, so the totals are a bound (`WhatIf.saved` says by how much).
+    """
+    changed: dict[int, dict[int, str]] = {}
+    for site, outcome in zip(sites, outcomes):
+        if outcome.text is not None and outcome.text is not site.recorded and outcome.text != site.recorded:
+            changed.setdefault(site.content_index, {})[site.part_index] = (site.field, outcome.text)
+    if not changed:
+        return list(history)
+    out = list(history)
+    for content_index, parts_changed in changed.items():
+        content = out[content_index]
+        parts = list(field(content, "parts"))
+        for part_index, (slot, text) in parts_changed.items():
+            part = parts[part_index]
+            fr = function_response_of(part)
+            response = dict(field(fr, "response"))
+            response[slot] = text
+            parts[part_index] = {**part, "functionResponse": {**fr, "response": response}}
+        out[content_index] = {**content, "parts": parts}
+    return out
+
+
+def what_if(session: LoadedSession, options: ReportOptions, overrides: Mapping[str, float | None], *,
+            spill_roots: Sequence[Path] = (), base: SessionSettings | None = None,
+            prepared: Prepared | None = None) -> WhatIf:
+    """The session replayed with `overrides` (`--set`, already parsed against the agent's keys)."""
+    prepared = prepared or prepare(session, options, spill_roots=spill_roots, base=base)
+    return prepared.replay(overrides)
+
+
+@dataclass
+class Prepared:
+    """Everything a replay needs that does not depend on the replayed settings, read once.
+
+    A sweep replays the same Prepared under twenty settings: the session, its spill files and the
+    `before` report are read and measured once.
+    """
+
+    session: LoadedSession
+    options: ReportOptions
+    module: ModuleType
+    base: SessionSettings
+    history: list
+    sites: list[ResultSite]
+    inputs: list[ReplayInput]
+    before: object  # MemoryReport
+    facts: dict
+
+    def replay(self, overrides: Mapping[str, float | None]) -> WhatIf:
+        settings = self.base.with_overrides(overrides)
+        outcomes = self.module.replay(self.inputs, settings.values)
+        after_options = self.module.after_options(settings, self.session, self.options)
+        after_history = replayed_history(self.history, self.sites, outcomes)
+        after = replace(report_for_session(self.session, after_options, history=after_history), scan_facts=self.facts)
+        return WhatIf(self.module.CLIENT, self.module.VERSION, self.base, settings, dict(overrides),
+                      self.before, after, self.sites, self.inputs, outcomes)
+
+
+def prepare(session: LoadedSession, options: ReportOptions, *, spill_roots: Sequence[Path] = (),
+            base: SessionSettings | None = None) -> Prepared:
+    module = agent_module(session.agent)
+    base = base if base is not None else module.session_settings(session, options)
+    history = list(session.history())
+    sites = result_sites(history)
+    inputs = module.replay_inputs(session, sites, SpillReader(session, spill_roots))
+    facts = scan_facts(session)
+    before = replace(report_for_session(session, options, history=history), scan_facts=facts)
+    return Prepared(session, options, module, base, history, sites, inputs, before, facts)
