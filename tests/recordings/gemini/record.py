@@ -66,13 +66,16 @@ SCENARIOS = {
 # `doctor whatif`: one session recorded under tools.truncateToolOutputThreshold at several values, in one scratch
 # folder (same cwd and HOME, call ids from the scripted model), so a replay of one recording under another's
 # settings can be checked against what the model really received there. Outputs: 5,100 / 20,400 / 45,900 /
-# 102,000 chars of ASCII rows, 25,500 chars of Cyrillic rows, and a small read_file; all of it together stays
-# under output masking's thresholds, so only the truncation threshold differs between the recordings.
+# 102,000 chars of ASCII rows, 25,500 chars of Cyrillic rows, a small read_file, and last 163,200 chars of rows (cut
+# under every threshold, and never masked: no request follows it); the rest together stays under output masking's
+# thresholds, so only the truncation threshold differs between the recordings.
 WHATIF_STEPS = [[{"name": "run_shell_command", "args": {"command": fixed_rows(rows), "description": "fixed rows"}}]
                 for rows in (100, 400, 900, 2000)] + [
     [{"name": "run_shell_command", "args": {"command": fixed_rows(500, cyrillic=True),
                                             "description": "fixed Cyrillic rows"}}],
     [{"name": "read_file", "args": {"file_path": "{W}/notes.txt"}}],
+    # over every threshold recorded: each recording names its tool-outputs folder at least once
+    [{"name": "run_shell_command", "args": {"command": fixed_rows(3200), "description": "fixed rows"}}],
     "All done: what-if session recorded."]
 WHATIF_SETTINGS = {"whatif/default": None, "whatif/threshold-10000": 10000, "whatif/threshold-60000": 60000,
                    "whatif/threshold-150000": 150000}
