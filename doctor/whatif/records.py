@@ -1,0 +1,24 @@
+"""The records of a JSON Lines session file, for the facts a replay needs beyond the neutral history.
+
+Claude's `toolUseResult`, Gemini's per-message token counts and Codex's `aggregated_output` are not
+model context, so the session readers do not put them in the history; an agent's replay module reads
+them here, through the same streaming reader every session reader uses (one line at a time, bad lines
+skipped), from the file doctor already opened.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from doctor.sources.base import LoadedSession, SourceIssue
+from doctor.sources.jsonl import iter_json_lines
+
+
+def session_records(session: LoadedSession) -> Iterator[dict]:
+    """Each JSON object line of the session file (nothing for a session without one)."""
+    if session.path is None or session.path.suffix != ".jsonl" or not session.path.is_file():
+        return
+    issues: list[SourceIssue] = []  # the session reader already reported them
+    for line in iter_json_lines(session.path, issues):
+        if isinstance(line.value, dict):
+            yield line.value
