@@ -32,7 +32,7 @@ from doctor.whatif.model import (
     SettingKey,
     unknown,
 )
-from doctor.whatif.records import session_records
+from doctor.whatif.records import recorded_settings, remember_recorded_settings, session_records
 
 CLIENT = "Codex CLI"
 VERSION = "0.171.0"
@@ -67,15 +67,17 @@ def session_settings(session: LoadedSession, options: ReportOptions) -> SessionS
         value = read_config(Path(path)).get(LIMIT_KEY)
         if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
             values[LIMIT_KEY] = value
+    remember_recorded_settings(session, values)
     return SessionSettings(values, tuple(used))
 
 
 def replay_inputs(session: LoadedSession, sites: Sequence, spill) -> list[ReplayInput]:
     catalog = session.meta.get("model") in CATALOG_MODELS
+    recorded_under = recorded_settings(session)
     aggregated = _aggregated_outputs(session, {site.call_id for site in sites if site.tool in EXEC_TOOLS})
     inputs = []
     for site in sites:
-        facts = {"catalog": catalog}
+        facts = {"catalog": catalog, "recorded_under": recorded_under}
         raw = RawOutput(site.recorded, FROM_SESSION)
         if site.tool in EXEC_TOOLS:
             header, body = _split_header(site.recorded)
@@ -147,6 +149,14 @@ def _replay_one(one: ReplayInput, policy: layers.Policy) -> Outcome:
     if one.raw.text is not None:
         body = layers.formatted_truncate(one.raw.text, budget)
         return Outcome(header + body, IN_TOOL_TRUNCATION if body is not one.raw.text else NONE)
+    recorded_under = one.facts.get("recorded_under")
+    if isinstance(recorded_under, dict):
+        limit = recorded_under.get(LIMIT_KEY)
+        recorded_budget = layers.exec_policy(layers.session_policy(bool(one.facts.get("catalog")),
+                                                                   None if limit is None else int(limit)),
+                                             one.args.get("max_output_tokens") if isinstance(one.args, Mapping) else None)
+        if recorded_budget == budget:
+            return Outcome(one.recorded, IN_TOOL_TRUNCATION)
     cut = layers.parse_cut(one.facts.get("cut_body", ""))
     body = layers.recut(cut, budget) if cut is not None else None
     if body is None:

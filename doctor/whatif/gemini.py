@@ -19,13 +19,13 @@ from pathlib import Path
 
 from doctor.assemble import ReportOptions
 from doctor.core.agent_rules import gemini as rules
-from doctor.core.sentinels import IN_TOOL_TRUNCATION, NONE
+from doctor.core.sentinels import IN_TOOL_TRUNCATION, NONE, sentinel_kind
 from doctor.core.settings import deep_merge, read_settings_file
 from doctor.sources.base import LoadedSession
 from doctor.whatif import gemini_masking as masking
 from doctor.whatif.model import FROM_SESSION, FROM_SPILL, UNKNOWN, Outcome, RawOutput, ReplayInput, SessionSettings, \
     SettingKey, unknown
-from doctor.whatif.records import session_records
+from doctor.whatif.records import recorded_settings, remember_recorded_settings, session_records
 from doctor.whatif.utf16 import js_head, js_len, js_tail
 
 CLIENT = "Gemini CLI"
@@ -88,6 +88,7 @@ def session_settings(session: LoadedSession, options: ReportOptions) -> SessionS
             values[name] = float(value)
     if options.threshold is not None:
         values[THRESHOLD] = options.threshold
+    remember_recorded_settings(session, values)
     return SessionSettings(values, tuple(used))
 
 
@@ -116,11 +117,13 @@ def _dotted(mapping: Mapping, name: str) -> object:
 
 def replay_inputs(session: LoadedSession, sites: Sequence, spill) -> list[ReplayInput]:
     prompts = _prompt_tokens(session)
+    recorded_under = recorded_settings(session)
     folder = _tool_outputs_folder(session, sites)
     inputs = []
     for site in sites:
         facts = {"prompt_tokens": prompts.get(site.call_id), "token_limit": _token_limit(prompts.get(("model", site.call_id))),
-                 "folder": folder, "session_id": session.session_id or "", "content_index": site.content_index}
+                 "folder": folder, "session_id": session.session_id or "", "content_index": site.content_index,
+                 "recorded_under": recorded_under}
         raw, premask = _raw(site.recorded, spill)
         if premask is not None:
             facts["premask"] = premask
@@ -266,6 +269,10 @@ def _truncate_one(one: ReplayInput, threshold: float, growth: float) -> Outcome:
             return unknown(one.raw.why or "the session does not keep it")
         return Outcome(raw, NONE)
     if raw is None:
+        recorded_under = one.facts.get("recorded_under")
+        if isinstance(recorded_under, dict) and recorded_under.get(THRESHOLD, DEFAULT_THRESHOLD) == threshold \
+                and not one.recorded.startswith(masking.OPEN_TAG):
+            return Outcome(one.recorded, sentinel_kind(one.recorded))
         return unknown(one.raw.why or "the session does not keep it")
     size = js_len(raw)
     prompt = one.facts.get("prompt_tokens")

@@ -22,3 +22,18 @@ def session_records(session: LoadedSession) -> Iterator[dict]:
     for line in iter_json_lines(session.path, issues):
         if isinstance(line.value, dict):
             yield line.value
+
+
+RECORDED_UNDER = "whatif.recorded_under"
+
+
+def remember_recorded_settings(session: LoadedSession, values: dict) -> None:
+    """Keep the limits the session's results were produced under with the session (the framework reads
+    the settings before the replay inputs): a result whose raw output the recording does not keep is
+    still known under these very limits."""
+    session.meta[RECORDED_UNDER] = dict(values)
+
+
+def recorded_settings(session: LoadedSession) -> dict | None:
+    value = session.meta.get(RECORDED_UNDER)
+    return value if isinstance(value, dict) else None
