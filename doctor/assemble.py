@@ -65,7 +65,8 @@ class ResolvedSettings(Struct, frozen=True):
     rules: AgentRules | None = None  # the agent's own rules, when they (not Qwen's) judge the session
 
 
-def resolve_settings(options: ReportOptions, project_dir: Path | None) -> ResolvedSettings:
+def qwen_settings_for(options: ReportOptions, project_dir: Path | None) -> QwenSettings:
+    """Qwen's settings files merged as Qwen merges them, then `--settings` files and a host's own settings."""
     env = os.environ if options.env is None else options.env
     if options.use_default_settings_files:
         settings = load_qwen_settings(project_dir, extra_files=options.settings_files, env=env)
@@ -73,6 +74,12 @@ def resolve_settings(options: ReportOptions, project_dir: Path | None) -> Resolv
         settings = load_qwen_settings(files=list(options.settings_files), env=env)
     if options.settings:
         settings = QwenSettings(merged=deep_merge(settings.merged, options.settings), files=settings.files)
+    return settings
+
+
+def resolve_settings(options: ReportOptions, project_dir: Path | None) -> ResolvedSettings:
+    env = os.environ if options.env is None else options.env
+    settings = qwen_settings_for(options, project_dir)
     tools = dict(settings.tools)
     if options.threshold is not None:
         tools["truncateToolOutputThreshold"] = options.threshold
@@ -133,22 +140,23 @@ def session_settings(session: LoadedSession, options: ReportOptions) -> Resolved
     return resolved
 
 
-def session_analysis(session: LoadedSession, options: ReportOptions, history: Iterable | None = None
-                     ) -> tuple[ResolvedSettings, RetentionAnalysis | None, str | None]:
+def session_analysis(session: LoadedSession, options: ReportOptions, history: Iterable | None = None,
+                     ui_history: Iterable | None = None) -> tuple[ResolvedSettings, RetentionAnalysis | None, str | None]:
     """The settings that judge the session, the analysis, and why it is unavailable when it is:
-    what `report_for_session` puts in the report. `history`: Contents to measure instead of the
-    session's own (`doctor whatif` measures the session replayed under other limits)."""
+    what `report_for_session` puts in the report. `history`, `ui_history`: Contents and UI items to
+    measure instead of the session's own (`doctor whatif` measures the session replayed under other limits)."""
     resolved = session_settings(session, options)
     history = session.history_to_measure() if history is None else history
-    analysis, unavailable = analyse(history, session.ui_history_to_measure(), resolved)
+    ui_history = session.ui_history_to_measure() if ui_history is None else ui_history
+    analysis, unavailable = analyse(history, ui_history, resolved)
     return resolved, analysis, unavailable
 
 
 def report_for_session(session: LoadedSession, options: ReportOptions, *, spill=None, process=None,
-                       history: Iterable | None = None) -> MemoryReport:
+                       history: Iterable | None = None, ui_history: Iterable | None = None) -> MemoryReport:
     from doctor.report.model import MemoryReport, SourceInfo
 
-    resolved, analysis, unavailable = session_analysis(session, options, history)
+    resolved, analysis, unavailable = session_analysis(session, options, history, ui_history)
     return MemoryReport(
         source=SourceInfo(
             kind="file",

@@ -27,6 +27,7 @@ COMMAND_MODULES = (
     "doctor.commands.hook",
     "doctor.commands.mcp",
     "doctor.commands.statusline",
+    "doctor.commands.whatif",
 )
 
 

@@ -51,6 +51,7 @@ class ResultSite:
     recorded: str
     batch: int
     args: Mapping
+    media: bool = False  # the functionResponse carries nested parts (an image, a file) beside its text
     later_turns: int = 0
 
 
@@ -100,6 +101,7 @@ def result_sites(history: Sequence) -> list[ResultSite]:
                 tool=name if isinstance(name, str) else "",
                 field=slot, recorded=text if isinstance(text, str) else "",
                 batch=max(batch, 0), args=calls.get(call_id, {}) if isinstance(call_id, str) else {},
+                media=bool(field(fr, "parts")),
             ))
             model_turns_at.append(model_turns)
     return [replace(site, later_turns=model_turns - before) for site, before in zip(sites, model_turns_at)]
@@ -162,7 +164,10 @@ class Prepared:
         outcomes = self.module.replay(self.inputs, settings.values)
         after_options = self.module.after_options(settings, self.session, self.options)
         after_history = replayed_history(self.history, self.sites, outcomes)
-        after = replace(report_for_session(self.session, after_options, history=after_history), scan_facts=self.facts)
+        after_ui = getattr(self.module, "after_ui_history", None)
+        ui_history = after_ui(self.session, self.inputs, outcomes) if after_ui is not None else None
+        after = replace(report_for_session(self.session, after_options, history=after_history, ui_history=ui_history),
+                        scan_facts=self.facts)
         return WhatIf(self.module.CLIENT, self.module.VERSION, self.base, settings, dict(overrides),
                       self.before, after, self.sites, self.inputs, outcomes)
 

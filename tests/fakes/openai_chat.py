@@ -14,7 +14,7 @@ USAGE = {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}
 
 
 def tool_calls(step, with_index: bool) -> list[dict]:
-    return [{**({"index": k} if with_index else {}), "id": new_id("call_", 16), "type": "function",
+    return [{**({"index": k} if with_index else {}), "id": call.get("id") or new_id("call_", 16), "type": "function",
              "function": {"name": call["name"], "arguments": json.dumps(call["args"])}}
             for k, call in enumerate(step.calls)]
 

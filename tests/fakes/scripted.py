@@ -14,7 +14,10 @@ environment: then each prefix counts on from 1 (`toolu_000…001`, `call_000…0
 twice under different settings gives every tool call the same id and the recordings line up call by call.
 
 Script format: {"steps": [[{"name": TOOL, "args": {...}}, ...], {"text": T, "calls": [...]}, "final text"]}
-("input" is accepted for "args"). The string "{{SPILL}}" inside a step is replaced by the last spill
+("input" is accepted for "args"; a call's "id", when given, is the call id the client gets, so that
+recordings of one script are comparable call by call). "sideFail": [SUBSTRING, ...] answers a side
+request whose body contains one of them with HTTP 400 (a summarizer that fails, so the client falls
+back to the raw text). The string "{{SPILL}}" inside a step is replaced by the last spill
 path the client mentioned in its request, so a step can page into the file the client just wrote.
 Each protocol module defines how to tell the main loop apart, how to find spill paths, and how to
 answer; `serve(protocol)` runs it: `python <protocol module> PORT SCRIPT.json [LOG]`.
@@ -49,7 +52,10 @@ class Step:
 
 
 def _call(raw: dict) -> dict:
-    return {"name": raw["name"], "args": raw.get("args", raw.get("input", {}))}
+    call = {"name": raw["name"], "args": raw.get("args", raw.get("input", {}))}
+    if "id" in raw:
+        call["id"] = raw["id"]
+    return call
 
 
 _issued: Counter[str] = Counter()
@@ -83,8 +89,9 @@ class Protocol:
 class Script:
     """The steps and where the conversation is; one per server, shared by its handler threads."""
 
-    def __init__(self, steps: list):
+    def __init__(self, steps: list, side_fail: list[str] | None = None):
         self._steps = steps
+        self.side_fail = [needle.encode() for needle in side_fail or ()]
         self._next = 0
         self._lock = threading.Lock()
 
@@ -145,6 +152,10 @@ class Handler(BaseHTTPRequestHandler):
         except ValueError:
             body = {}
         main = self.protocol.is_main_loop(self.path, body)
+        if not main and any(needle in raw for needle in self.script.side_fail):
+            self._log({"method": "POST", "path": self.path, "main": False, "bytes": len(raw), "failed": True})
+            self.send_json({"error": {"message": "scripted side-request failure", "type": "invalid_request_error"}}, 400)
+            return
         index, step = self.script.take() if main else (None, self.protocol.side_text)
         self._log({"method": "POST", "path": self.path, "main": main, "bytes": len(raw), "step": index})
         self.protocol.answer(self, self.path, body, Step.parse(self._with_spill(step, raw)), raw)
@@ -169,6 +180,7 @@ def serve(protocol: Protocol, argv: list[str] | None = None) -> None:
     port, script_path = int(args[0]), args[1]
     log_path = args[2] if len(args) > 2 else f"/tmp/scripted-model-{port}.log"
     with open(script_path) as f:
-        steps = json.load(f)["steps"]
-    handler = type("BoundHandler", (Handler,), {"protocol": protocol, "script": Script(steps), "log_path": log_path})
+        script = json.load(f)
+    handler = type("BoundHandler", (Handler,), {"protocol": protocol, "script": Script(script["steps"], script.get("sideFail")),
+                                                "log_path": log_path})
     ThreadingHTTPServer(("127.0.0.1", port), handler).serve_forever()

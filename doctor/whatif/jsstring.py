@@ -1,0 +1,62 @@
+"""JavaScript string semantics for the replayed arithmetic: UTF-16 units, UTF-8 bytes as Node counts them.
+
+The clients cut text with `slice`, `length` and `split` on UTF-16 code units, so an astral character is
+two units and a cut can fall between them. A replay works on the text in that form (`to_units`: every
+astral character as its two surrogates, so Python's `len`, slices and `split` are JavaScript's), and
+turns the result back (`from_units`: pairs joined, a lone surrogate left as the client left it) so it
+compares equal to what a session file decodes to.
+"""
+
+from __future__ import annotations
+
+import codecs
+import hashlib
+import math
+import re
+
+_ASTRAL = re.compile("[\U00010000-\U0010ffff]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _js_replace(error: UnicodeEncodeError) -> tuple[str, int]:
+    """Node writes a lone surrogate as U+FFFD (EF BF BD)."""
+    return "\ufffd", error.end
+
+
+codecs.register_error("doctor-js-utf8", _js_replace)
+
+
+def _pair(match: re.Match) -> str:
+    code = ord(match.group()) - 0x10000
+    return chr(0xD800 + (code >> 10)) + chr(0xDC00 + (code & 0x3FF))
+
+
+def to_units(text: str) -> str:
+    """`text` with every astral character as its surrogate pair (one str item per UTF-16 unit)."""
+    return _ASTRAL.sub(_pair, text) if _ASTRAL.search(text) else text
+
+
+def from_units(text: str) -> str:
+    """Surrogate pairs joined back into characters; lone surrogates stay (as a session decodes them)."""
+    if not _SURROGATE.search(text):
+        return text
+    return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
+
+
+def utf8(text: str) -> bytes:
+    """`Buffer.from(text, "utf-8")`: UTF-8, a lone surrogate as U+FFFD."""
+    return from_units(text).encode("utf-8", "doctor-js-utf8")
+
+
+def sha256_hex(text: str) -> str:
+    return hashlib.sha256(utf8(text)).hexdigest()
+
+
+def js_round(value: float) -> int:
+    """`Math.round`: halves go up (Python's round goes to even)."""
+    return math.floor(value + 0.5)
+
+
+def js_floor(value: float) -> float:
+    """`Math.floor`, which leaves Infinity infinite."""
+    return value if math.isinf(value) else math.floor(value)
