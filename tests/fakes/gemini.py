@@ -3,13 +3,12 @@
 `python gemini.py PORT SCRIPT.json [LOG]`; script format and logs: see scripted.py.
 The main loop is a request whose function declarations include run_shell_command. Side requests
 (router, next-speaker check, loop detection, titles) get JSON when a JSON answer is asked for, else
-"ok". Under SCRIPTED_MODEL_IDS=sequential each call carries an id (`call_000001`, …).
-`:streamGenerateContent?alt=sse` streams one event; without alt=sse it is a JSON array.
+"ok". A call carries the script's id when it has one. `:streamGenerateContent?alt=sse` streams one event; without alt=sse it is a JSON array.
 """
 
 import json
 
-from scripted import Protocol, new_id, sequential_ids, serve
+from scripted import Protocol, serve
 
 SIDE_JSON = {"reasoning": "fake", "next_speaker": "user", "model_choice": "flash", "complexity_reasoning": "fake",
              "complexity_score": 1, "unproductive_state_analysis": "none", "unproductive_state_confidence": 0.0,
@@ -30,9 +29,9 @@ def wants_json(body) -> bool:
 def parts(path, body, step) -> list[dict]:
     if "run_shell_command" in declared_tools(body):
         text = [{"text": step.text}] if step.text else []
-        # Gemini CLI names a call `<tool>__<id>` from the id the model gives, else from the clock
+        # Gemini CLI names a call `<tool>__<id>` from the id the model gives (the script's), else from the clock
         return text + [{"functionCall": {"name": call["name"], "args": call["args"],
-                                         **({"id": new_id("call_", 6)} if sequential_ids() else {})}}
+                                         **({"id": call["id"]} if "id" in call else {})}}
                        for call in step.calls]
     return [{"text": json.dumps(SIDE_JSON) if wants_json(body) else step.text}]
 

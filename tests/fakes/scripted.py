@@ -9,10 +9,6 @@ real tool outputs, and the test knows exactly what the "model" asked for.
 Every request body is appended to `<LOG>.bodies` as `<path>\\t<body>` so that a test can check what
 reached the model; `<LOG>` gets one JSON summary line per request.
 
-Ids: a fresh random id per call, unless SCRIPTED_MODEL_IDS=sequential is set in the server's
-environment: then each prefix counts on from 1 (`toolu_000…001`, `call_000…001`), so a session recorded
-twice under different settings gives every tool call the same id and the recordings line up call by call.
-
 Script format: {"steps": [[{"name": TOOL, "args": {...}}, ...], {"text": T, "calls": [...]}, "final text"]}
 ("input" is accepted for "args"; a call's "id", when given, is the call id the client gets, so that
 recordings of one script are comparable call by call). "sideFail": [SUBSTRING, ...] answers a side
@@ -24,12 +20,10 @@ answer; `serve(protocol)` runs it: `python <protocol module> PORT SCRIPT.json [L
 """
 
 import json
-import os
 import re
 import sys
 import threading
 import uuid
-from collections import Counter
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Callable
@@ -58,21 +52,8 @@ def _call(raw: dict) -> dict:
     return call
 
 
-_issued: Counter[str] = Counter()
-_issued_lock = threading.Lock()
-
-
-def sequential_ids() -> bool:
-    return os.environ.get("SCRIPTED_MODEL_IDS") == "sequential"
-
-
 def new_id(prefix: str, digits: int = 24) -> str:
-    """A random id, or under SCRIPTED_MODEL_IDS=sequential the next number for this prefix."""
-    if not sequential_ids():
-        return prefix + uuid.uuid4().hex[:digits]
-    with _issued_lock:
-        _issued[prefix] += 1
-        return f"{prefix}{_issued[prefix]:0{digits}d}"
+    return prefix + uuid.uuid4().hex[:digits]
 
 
 @dataclass

@@ -38,6 +38,22 @@ def subst(obj, w):
     return json.loads(json.dumps(obj).replace("{W}", w))
 
 
+def numbered_calls(steps, prefix, digits):
+    """`steps` with each tool call given an id, numbered from 1 in order (`<prefix>000…1`): the scripted model
+    hands the client these ids, so recordings of the same steps line up call by call."""
+    count, out = 0, []
+    for step in steps:
+        if isinstance(step, list):
+            numbered = []
+            for call in step:
+                count += 1
+                numbered.append({**call, "id": f"{prefix}{count:0{digits}d}"})
+            out.append(numbered)
+        else:
+            out.append(step)
+    return out
+
+
 def prepare(root, here, name, steps, files, scratch=None):
     """Wipe <root>/<scratch or name>, create its home/ and w/ (with `files` in w), write script.json (steps with
     {W} = w) to <here>/<name>/ and copy it to the scratch folder.  Returns (base, home, w, out, script path).
@@ -61,11 +77,9 @@ def prepare(root, here, name, steps, files, scratch=None):
 
 
 @contextmanager
-def fake_server(fake, port, script_path, log_path, sequential_ids=False):
-    """Run the fake model server `fake` on the loopback `port` for the duration of the block
-    (`sequential_ids`: the same call ids in every run, see tests/fakes/scripted.py)."""
-    env = {**os.environ, "SCRIPTED_MODEL_IDS": "sequential"} if sequential_ids else None
-    srv = subprocess.Popen([sys.executable, fake, str(port), script_path, log_path], env=env)
+def fake_server(fake, port, script_path, log_path):
+    """Run the fake model server `fake` on the loopback `port` for the duration of the block."""
+    srv = subprocess.Popen([sys.executable, fake, str(port), script_path, log_path])
     time.sleep(1.0)
     try:
         yield srv

@@ -22,7 +22,7 @@ import json, os, shutil, subprocess, sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 from recording_kit import (CLIENTS, FAKES, FILES, MID, client_env, copy_session_files, fake_server,  # noqa: E402
-                           fixed_rows, main, prepare, run_client, scratch_root, walk_files, write_meta, write_received)
+                           fixed_rows, main, numbered_calls, prepare, run_client, scratch_root, walk_files, write_meta, write_received)
 
 BIN = os.environ.get("CLAUDE_BIN", os.path.join(CLIENTS, "@anthropic-ai/claude-code-linux-x64/claude"))
 FAKE = os.environ.get("FAKE_ANTHROPIC", os.path.join(FAKES, "anthropic.py"))
@@ -96,7 +96,7 @@ SCENARIOS = {
 }
 
 # `doctor whatif`: one session recorded under Claude's Bash limits at several values, in one scratch folder
-# (same cwd and HOME, ids from the scripted model's counter), so a replay of one recording under another's
+# (same cwd and HOME, call ids given by the script), so a replay of one recording under another's
 # settings can be checked against what the model really received there. Outputs: 5,100 / 20,400 / 45,900 /
 # 102,000 / 153,000 bytes of ASCII rows, 25,500 chars (47,000 bytes) of Cyrillic rows, and a small Read.
 WHATIF_STEPS = [[{"name": "Bash", "input": {"command": fixed_rows(rows), "description": "fixed rows"}}]
@@ -110,7 +110,8 @@ WHATIF_SETTINGS = {"whatif/default": None,
                    "whatif/bash-128000": {"bashOutputMaxChars": 128000},
                    "whatif/read-back-100000": {"env": {"BASH_MAX_OUTPUT_LENGTH": "100000"}}}
 for number, (scenario, settings) in enumerate(WHATIF_SETTINGS.items()):
-    SCENARIOS[scenario] = {"port": 18340 + number, "steps": WHATIF_STEPS, "scratch": "whatif", "sequential_ids": True,
+    SCENARIOS[scenario] = {"port": 18340 + number, "steps": numbered_calls(WHATIF_STEPS, "toolu_", 24),
+                           "scratch": "whatif",
                            **({"settings": settings} if settings else {})}
 
 
@@ -136,7 +137,7 @@ def record(name):
                      ANTHROPIC_BASE_URL="http://127.0.0.1:%d" % sc["port"], ANTHROPIC_API_KEY="sk-fake",
                      CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1", DISABLE_AUTOUPDATER="1", DISABLE_TELEMETRY="1",
                      DISABLE_ERROR_REPORTING="1", IS_SANDBOX="1")
-    with fake_server(FAKE, sc["port"], spath, log, sequential_ids=sc.get("sequential_ids", False)):
+    with fake_server(FAKE, sc["port"], spath, log):
         flags = ["--dangerously-skip-permissions", "--tools", "Bash,Read,Grep,Glob,Write,Edit,Agent"]
         if sc.get("mcp"):
             config = {"mcpServers": {"big": {"command": sys.executable, "args": [MCP_SERVER]}}}

@@ -21,7 +21,7 @@ import json, os, subprocess, sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 from recording_kit import (CLIENTS, FAKES, FILES, MID, client_env, copy_session_files, fake_server,  # noqa: E402
-                           fixed_rows, main, prepare, run_client, scratch_root, write_meta, write_received)
+                           fixed_rows, main, numbered_calls, prepare, run_client, scratch_root, write_meta, write_received)
 
 JS = os.environ.get("GEMINI_JS", os.path.join(CLIENTS, "@google/gemini-cli/bundle/gemini.js"))
 FAKE = os.environ.get("FAKE_GEMINI", os.path.join(FAKES, "gemini.py"))
@@ -64,7 +64,7 @@ SCENARIOS = {
 }
 
 # `doctor whatif`: one session recorded under tools.truncateToolOutputThreshold at several values, in one scratch
-# folder (same cwd and HOME, call ids from the scripted model), so a replay of one recording under another's
+# folder (same cwd and HOME, call ids given by the script), so a replay of one recording under another's
 # settings can be checked against what the model really received there. Outputs: 5,100 / 20,400 / 45,900 /
 # 102,000 chars of ASCII rows, 25,500 chars of Cyrillic rows, a small read_file, and last 163,200 chars of rows (cut
 # under every threshold, and never masked: no request follows it); the rest together stays under output masking's
@@ -80,7 +80,8 @@ WHATIF_STEPS = [[{"name": "run_shell_command", "args": {"command": fixed_rows(ro
 WHATIF_SETTINGS = {"whatif/default": None, "whatif/threshold-10000": 10000, "whatif/threshold-60000": 60000,
                    "whatif/threshold-150000": 150000}
 for number, (scenario, threshold) in enumerate(WHATIF_SETTINGS.items()):
-    SCENARIOS[scenario] = {"port": 18350 + number, "steps": WHATIF_STEPS, "scratch": "whatif", "sequential_ids": True,
+    SCENARIOS[scenario] = {"port": 18350 + number, "steps": numbered_calls(WHATIF_STEPS, "call_", 6),
+                           "scratch": "whatif",
                            **({"settings": {"tools": {"truncateToolOutputThreshold": threshold}}} if threshold else {})}
 
 
@@ -93,7 +94,7 @@ def record(name):
         json.dump({**SETTINGS, **sc.get("settings", {})}, f, indent=1)
     env = client_env(home, GOOGLE_GEMINI_BASE_URL="http://127.0.0.1:%d" % sc["port"], GEMINI_API_KEY="fake",
                      GEMINI_CLI_TRUST_WORKSPACE="true", NO_BROWSER="1", CI="")
-    with fake_server(FAKE, sc["port"], spath, os.path.join(base, "fake.log"), sc.get("sequential_ids", False)):
+    with fake_server(FAKE, sc["port"], spath, os.path.join(base, "fake.log")):
         run_client(name, base, ["node", JS, "-p", "go", "--yolo"], w, env)
     keep = [os.path.join(g, "settings.json")] if "settings" in sc else []  # what doctor must read too
     if os.path.exists(os.path.join(g, "projects.json")):
