@@ -111,7 +111,7 @@ def _tool_use_results(session: LoadedSession) -> dict:
     """Per tool_use id, what the session says of its result beyond the text: the Bash output's saved size
     and path, whether it was interrupted or backgrounded, whether Read cut it to its token limit."""
     found: dict = {}
-    for record in session_records(session):
+    for record in session_records(session, b'"tool_result"'):
         message = record.get("message") if record.get("type") == "user" else None
         blocks = message.get("content") if isinstance(message, dict) else None
         if not isinstance(blocks, list):

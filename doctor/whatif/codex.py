@@ -39,7 +39,8 @@ VERSION = "0.171.0"
 LIMIT_KEY = "tool_output_token_limit"
 EXEC_TOOLS = frozenset({"exec_command"})
 OUTPUT_LINE = "Output:\n"
-HEADER_SCAN = 1024  # the exec header's lines come first; "Output:" is within this many chars
+HEADER_SCAN = 1024
+AGGREGATED_MAX_CHARS = 65_536  # Codex keeps no more; a longer one is not Codex's and is not kept in memory  # the exec header's lines come first; "Output:" is within this many chars
 
 
 def _token_limit(text: str) -> float:
@@ -122,12 +123,12 @@ def _from_aggregated(aggregated: str | None, cut: layers.Cut) -> RawOutput:
 def _aggregated_outputs(session: LoadedSession, call_ids: set) -> dict[str, str]:
     """`aggregated_output` of each `item_completed` CommandExecution whose id is one of `call_ids`."""
     found: dict[str, str] = {}
-    for record in session_records(session):
+    for record in session_records(session, b'"CommandExecution"'):
         payload = record.get("payload") if record.get("type") == "event_msg" else None
         item = payload.get("item") if isinstance(payload, dict) and payload.get("type") == "item_completed" else None
         if isinstance(item, dict) and item.get("type") == "CommandExecution" and item.get("id") in call_ids:
             output = item.get("aggregated_output")
-            if isinstance(output, str):
+            if isinstance(output, str) and len(output) <= AGGREGATED_MAX_CHARS:
                 found[item["id"]] = output
     return found
 

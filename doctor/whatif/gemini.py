@@ -22,6 +22,7 @@ from doctor.core.agent_rules import gemini as rules
 from doctor.core.sentinels import IN_TOOL_TRUNCATION, NONE, sentinel_kind
 from doctor.core.settings import deep_merge, read_settings_file
 from doctor.sources.base import LoadedSession
+from doctor.sources.jsonl import loads
 from doctor.whatif import gemini_masking as masking
 from doctor.whatif.model import FROM_SESSION, FROM_SPILL, UNKNOWN, Outcome, RawOutput, ReplayInput, SessionSettings, \
     SettingKey, unknown
@@ -41,6 +42,7 @@ GEMMA_MODELS = frozenset({"gemma-4-31b-it", "gemma-4-26b-a4b-it"})
 NOTICE = re.compile(r"Output too large\. Showing first ([\d,]+) and last ([\d,]+) characters\. "
                     r"For full output see: (.*)\n")
 TOOL_OUTPUTS = "tool-outputs"
+LEGACY_DOCUMENT_MAX_BYTES = 256 * 1024 * 1024
 
 
 def _number(text: str) -> float:
@@ -197,13 +199,28 @@ def _prompt_tokens(session: LoadedSession) -> dict:
 
 
 def _messages(session: LoadedSession):
-    for record in session_records(session):
+    if session.path is not None and session.path.suffix == ".json":
+        yield from _document_messages(session.path)
+        return
+    for record in session_records(session, b'"tokens"'):
         if isinstance(record.get("$set"), dict) and isinstance(record["$set"].get("messages"), list):
             yield from (m for m in record["$set"]["messages"] if isinstance(m, dict))
         elif isinstance(record.get("messages"), list):
             yield from (m for m in record["messages"] if isinstance(m, dict))
         else:
             yield record
+
+
+def _document_messages(path: Path):
+    """The messages of a legacy single-document session (read whole, as the CLI does; capped)."""
+    try:
+        if path.stat().st_size > LEGACY_DOCUMENT_MAX_BYTES:
+            return
+        document = loads(path.read_bytes())
+    except (OSError, ValueError):
+        return
+    messages = document.get("messages") if isinstance(document, dict) else None
+    yield from (m for m in messages if isinstance(m, dict)) if isinstance(messages, list) else ()
 
 
 def _tool_outputs_folder(session: LoadedSession, sites: Sequence) -> str:

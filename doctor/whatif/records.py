@@ -11,17 +11,23 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from doctor.sources.base import LoadedSession, SourceIssue
-from doctor.sources.jsonl import iter_json_lines
+from doctor.sources.jsonl import iter_line_spans, line_values
 
 
-def session_records(session: LoadedSession) -> Iterator[dict]:
-    """Each JSON object line of the session file (nothing for a session without one)."""
+def session_records(session: LoadedSession, needle: bytes) -> Iterator[dict]:
+    """Each JSON object line of the session file holding `needle` (nothing for a session without one):
+    the other lines are not decoded, so a replay reads the file at little more than the cost of a scan."""
     if session.path is None or session.path.suffix != ".jsonl" or not session.path.is_file():
         return
     issues: list[SourceIssue] = []  # the session reader already reported them
-    for line in iter_json_lines(session.path, issues):
-        if isinstance(line.value, dict):
-            yield line.value
+    number = 0
+    for _, buffer, view, begin, end, terminated in iter_line_spans(session.path):
+        number += 1
+        if buffer.find(needle, begin, end) < 0:
+            continue
+        for value in line_values(session.path, number, buffer, view, begin, end, terminated, issues):
+            if isinstance(value, dict):
+                yield value
 
 
 RECORDED_UNDER = "whatif.recorded_under"
