@@ -26,10 +26,11 @@ from doctor.core.sentinels import NONE, PERSISTED_STUB, sentinel_kind
 from doctor.core.settings import deep_merge, read_settings_file
 from doctor.sources.base import LoadedSession
 from doctor.whatif import claude_layers as layers
+from doctor.whatif.jsstring import js_round
 from doctor.whatif.model import FROM_SESSION, FROM_SPILL, UNKNOWN, Outcome, RawOutput, ReplayInput, SessionSettings, \
     SettingKey, unknown
 from doctor.whatif.records import recorded_settings, remember_recorded_settings, session_records
-from doctor.whatif.utf16 import js_len
+from doctor.core.jsvalues import js_len
 
 CLIENT = "Claude Code"
 VERSION = "2.1.332"
@@ -264,7 +265,7 @@ def _mcp(one: ReplayInput, settings: Mapping[str, float]) -> Outcome:
         return Outcome(one.recorded, sentinel_kind(one.recorded))
     if one.raw.text is None:
         return unknown(one.raw.why or "the session does not keep the result")
-    estimate = round(js_len(one.raw.text) / 4)
+    estimate = js_round(js_len(one.raw.text) / 4)  # `C()`: Math.round(length / 4)
     if estimate <= limit * 0.5:
         passes = True
     elif estimate > limit * 4:

@@ -7,7 +7,8 @@ from __future__ import annotations
 import re
 from decimal import ROUND_HALF_UP, Decimal
 
-from doctor.whatif.utf16 import js_head, js_len
+from doctor.core.jsvalues import js_len
+from doctor.whatif.utf16 import js_head
 
 PERSISTED_OPEN = "<persisted-output>"
 PERSISTED_CLOSE = "</persisted-output>"

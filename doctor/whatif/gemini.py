@@ -17,6 +17,8 @@ import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from msgspec import structs
+
 from doctor.assemble import ReportOptions
 from doctor.core.agent_rules import gemini as rules
 from doctor.core.sentinels import IN_TOOL_TRUNCATION, NONE, sentinel_kind
@@ -24,17 +26,16 @@ from doctor.core.settings import deep_merge, read_settings_file
 from doctor.sources.base import LoadedSession
 from doctor.sources.jsonl import loads
 from doctor.whatif import gemini_masking as masking
+from doctor.whatif.gemini_masking import MIN_PRUNABLE, PROTECT_LATEST, PROTECTION
 from doctor.whatif.model import FROM_SESSION, FROM_SPILL, UNKNOWN, Outcome, RawOutput, ReplayInput, SessionSettings, \
     SettingKey, unknown
 from doctor.whatif.records import recorded_settings, remember_recorded_settings, session_records
-from doctor.whatif.utf16 import js_head, js_len, js_tail
+from doctor.core.jsvalues import js_len
+from doctor.whatif.utf16 import js_head, js_tail
 
 CLIENT = "Gemini CLI"
 VERSION = "0.61.0"
 THRESHOLD = "tools.truncateToolOutputThreshold"
-PROTECTION = "contextManagement.tools.outputMasking.protectionThresholdTokens"
-MIN_PRUNABLE = "contextManagement.tools.outputMasking.minPrunableThresholdTokens"
-PROTECT_LATEST = "contextManagement.tools.outputMasking.protectLatestTurn"
 DEFAULT_THRESHOLD = rules.TRUNCATE_THRESHOLD
 TOKEN_LIMIT = 1_048_576  # tokenLimit(): every Gemini model, and DEFAULT_TOKEN_LIMIT
 GEMMA_TOKEN_LIMIT = 256_000  # GEMMA_4_TOKEN_LIMIT
@@ -316,7 +317,5 @@ def _truncate_one(one: ReplayInput, threshold: float, growth: float) -> Outcome:
 
 def after_options(settings: SessionSettings, session: LoadedSession, options: ReportOptions) -> ReportOptions:
     """Gemini's rules judge the replayed session by the replayed threshold (doctor's `--threshold`)."""
-    from msgspec import structs
-
     return structs.replace(options, threshold=settings.values.get(THRESHOLD, DEFAULT_THRESHOLD))
 

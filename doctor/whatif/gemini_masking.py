@@ -20,7 +20,11 @@ from dataclasses import dataclass
 from doctor.core.jsvalues import js_len
 from doctor.core.sentinels import PERSISTED_STUB
 from doctor.whatif.model import Outcome, ReplayInput, unknown
+from doctor.whatif.utf16 import js_head, js_tail
 
+PROTECTION = "contextManagement.tools.outputMasking.protectionThresholdTokens"
+MIN_PRUNABLE = "contextManagement.tools.outputMasking.minPrunableThresholdTokens"
+PROTECT_LATEST = "contextManagement.tools.outputMasking.protectLatestTurn"
 OPEN_TAG = "<tool_output_masked>"
 CLOSE = "\n</tool_output_masked>"
 AVAILABLE_AT = re.compile(r"\n\nOutput too large\. Full output available at: (.*)\n</tool_output_masked>$")
@@ -39,8 +43,6 @@ class Config:
 
     @classmethod
     def from_settings(cls, settings: Mapping[str, float]) -> Config:
-        from doctor.whatif.gemini import MIN_PRUNABLE, PROTECT_LATEST, PROTECTION
-
         return cls(settings.get(PROTECTION, 50_000), settings.get(MIN_PRUNABLE, 30_000),
                    bool(settings.get(PROTECT_LATEST, 1.0)))
 
@@ -70,9 +72,11 @@ def mask(inputs: Sequence[ReplayInput], outcomes: Sequence[Outcome], config: Con
         _mask_once(inputs, texts, scanned, masked, undecided, config)
     result = []
     for i, (one, outcome) in enumerate(zip(inputs, outcomes)):
-        if undecided[i]:
+        if outcome.text is None:
+            result.append(outcome)  # unknown already, for its own reason
+        elif undecided[i]:
             result.append(unknown("output masking may have masked it: an older result's size is unknown",
-                                  high=outcome.high if outcome.text is None else js_len(outcome.text)))
+                                  high=js_len(outcome.text)))
         elif not masked[i]:
             result.append(outcome)
         elif one.recorded.startswith(OPEN_TAG) and outcome.text is not None and outcome.text == one.facts.get("premask"):
@@ -141,8 +145,6 @@ def _json_preview(text: str) -> str:
     content = '{\n  "output": ' + json.dumps(text, ensure_ascii=False) + "\n}"
     if js_len(content) <= 500:
         return content
-    from doctor.whatif.utf16 import js_head, js_tail
-
     return f"{js_head(content, 250)}\n... [TRUNCATED] ...\n{js_tail(content, 250)}"
 
 

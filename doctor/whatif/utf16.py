@@ -1,43 +1,21 @@
-"""JavaScript string arithmetic on Python strings: lengths and slices in UTF-16 code units.
+"""`slice` from either end of a JavaScript string, on Python strings (`jsstring`'s UTF-16 unit form).
 
-A JS `slice` may cut a surrogate pair in two; the half it keeps is a lone surrogate, which Python
-holds as such (the session reader decodes a recorded lone surrogate the same way), so lengths and
-texts come out as the agent's own.
+A JS `slice` may cut a surrogate pair in two; the half it keeps stays a lone surrogate, as the session
+reader decodes one, so lengths and texts come out as the agent's own.
 """
 
 from __future__ import annotations
 
-from doctor.core.jsvalues import js_len
-
-__all__ = ["js_len", "js_slice", "js_head", "js_tail"]
-
-
-def _units(text: str) -> bytes:
-    return text.encode("utf-16-le", "surrogatepass")
-
-
-def _text(units: bytes) -> str:
-    return units.decode("utf-16-le", "surrogatepass")
-
-
-def js_slice(text: str, start: int, end: int | None = None) -> str:
-    """`text.slice(start, end)` for 0 ≤ start (end None: to the end)."""
-    if text.isascii():
-        return text[start:end]
-    units = _units(text)
-    return _text(units[2 * start:None if end is None else 2 * end])
+from doctor.whatif.jsstring import from_units, to_units
 
 
 def js_head(text: str, count: int) -> str:
     """`text.slice(0, count)`."""
-    return js_slice(text, 0, max(count, 0))
+    return text[:max(count, 0)] if text.isascii() else from_units(to_units(text)[:max(count, 0)])
 
 
 def js_tail(text: str, count: int) -> str:
-    """`text.slice(-count)` for count > 0 (JavaScript gives the whole text for count 0)."""
+    """`text.slice(-count)` (JavaScript gives the whole text for a count of 0)."""
     if count <= 0:
         return text
-    if text.isascii():
-        return text[-count:]
-    units = _units(text)
-    return _text(units[-2 * count:])
+    return text[-count:] if text.isascii() else from_units(to_units(text)[-count:])
