@@ -10,11 +10,9 @@ counted by the API too. What the API decided is replayed only where the session'
 from __future__ import annotations
 
 import math
-import os
 import posixpath
 import re
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 
 from msgspec import structs
 
@@ -22,15 +20,14 @@ from doctor.assemble import ReportOptions
 from doctor.core.agent_rules import claude as rules
 from doctor.core.agent_rules.model import positive_int
 from doctor.core.budgets import is_mcp_tool_name
+from doctor.core.jsvalues import js_len
 from doctor.core.sentinels import NONE, PERSISTED_STUB, sentinel_kind
-from doctor.core.settings import deep_merge, read_settings_file
 from doctor.sources.base import LoadedSession
 from doctor.whatif import claude_layers as layers
 from doctor.whatif.jsstring import js_round
 from doctor.whatif.model import FROM_SESSION, FROM_SPILL, UNKNOWN, Outcome, RawOutput, ReplayInput, SessionSettings, \
     SettingKey, unknown
-from doctor.whatif.records import recorded_settings, remember_recorded_settings, session_records
-from doctor.core.jsvalues import js_len
+from doctor.whatif.records import merged_settings, recorded_settings, remember_recorded_settings, session_records
 
 CLIENT = "Claude Code"
 VERSION = "2.1.332"
@@ -69,16 +66,7 @@ KEYS = (
 def session_settings(session: LoadedSession, options: ReportOptions) -> SessionSettings:
     """The keys set where Claude Code reads them: its settings files (later wins; their `env` block counts
     as the environment, which Claude copies it into at start) and the environment doctor runs in."""
-    env = options.env if options.env is not None else os.environ
-    project = session.meta.get("cwd") or session.project_dir
-    files = (rules.settings_files(Path(project) if project else None, env) if options.use_default_settings_files
-             else []) + list(options.settings_files)
-    merged: dict = {}
-    used = []
-    for path in files:
-        if Path(path).is_file():
-            merged = deep_merge(merged, read_settings_file(Path(path)))
-            used.append(str(path))
+    merged, used, env = merged_settings(session, options, rules.settings_files)
     values: dict[str, float] = {}
     bash = merged.get(BASH_MAX)
     if isinstance(bash, int) and not isinstance(bash, bool) and bash > 0:  # zod: int().positive(), else unset

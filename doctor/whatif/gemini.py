@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import posixpath
 import re
 from collections.abc import Mapping, Sequence
@@ -21,16 +20,15 @@ from msgspec import structs
 
 from doctor.assemble import ReportOptions
 from doctor.core.agent_rules import gemini as rules
+from doctor.core.jsvalues import js_len
 from doctor.core.sentinels import IN_TOOL_TRUNCATION, NONE, sentinel_kind
-from doctor.core.settings import deep_merge, read_settings_file
 from doctor.sources.base import LoadedSession
 from doctor.sources.jsonl import loads
 from doctor.whatif import gemini_masking as masking
 from doctor.whatif.gemini_masking import MIN_PRUNABLE, PROTECT_LATEST, PROTECTION
 from doctor.whatif.model import FROM_SESSION, FROM_SPILL, UNKNOWN, Outcome, RawOutput, ReplayInput, SessionSettings, \
     SettingKey, unknown
-from doctor.whatif.records import recorded_settings, remember_recorded_settings, session_records
-from doctor.core.jsvalues import js_len
+from doctor.whatif.records import merged_settings, recorded_settings, remember_recorded_settings, session_records
 from doctor.whatif.utf16 import js_head, js_tail
 
 CLIENT = "Gemini CLI"
@@ -81,7 +79,7 @@ KEY_NAMES = tuple(key.name for key in KEYS)
 
 def session_settings(session: LoadedSession, options: ReportOptions) -> SessionSettings:
     """The keys set in the files Gemini CLI merges (system defaults, user, project, system), then doctor's."""
-    merged, used = _merged_settings(session, options)
+    merged, used, _ = merged_settings(session, options, rules.settings_files)
     values: dict[str, float] = {}
     for name in KEY_NAMES:
         value = _dotted(merged, name)
@@ -93,20 +91,6 @@ def session_settings(session: LoadedSession, options: ReportOptions) -> SessionS
         values[THRESHOLD] = options.threshold
     remember_recorded_settings(session, values)
     return SessionSettings(values, tuple(used))
-
-
-def _merged_settings(session: LoadedSession, options: ReportOptions) -> tuple[dict, list[str]]:
-    env = options.env if options.env is not None else os.environ
-    project = session.meta.get("cwd") or session.project_dir
-    files = (rules.settings_files(Path(project) if project else None, env) if options.use_default_settings_files
-             else []) + list(options.settings_files)
-    merged: dict = {}
-    used = []
-    for path in files:
-        if Path(path).is_file():
-            merged = deep_merge(merged, read_settings_file(Path(path)))
-            used.append(str(path))
-    return merged, used
 
 
 def _dotted(mapping: Mapping, name: str) -> object:

@@ -8,8 +8,11 @@ skipped), from the file doctor already opened.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import os
+from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
 
+from doctor.core.settings import deep_merge, read_settings_file
 from doctor.sources.base import LoadedSession, SourceIssue
 from doctor.sources.jsonl import iter_line_spans, line_values
 
@@ -43,3 +46,20 @@ def remember_recorded_settings(session: LoadedSession, values: dict) -> None:
 def recorded_settings(session: LoadedSession) -> dict | None:
     value = session.meta.get(RECORDED_UNDER)
     return value if isinstance(value, dict) else None
+
+
+def merged_settings(session: LoadedSession, options, agent_files: Callable[[Path | None, Mapping], list[Path]]
+                    ) -> tuple[dict, list[str], Mapping[str, str]]:
+    """The agent's settings files for this session's project (`agent_files`, as `doctor.core.agent_rules`
+    lists them) then the `--settings` files, merged later-wins; the files read; the environment used."""
+    env = options.env if options.env is not None else os.environ
+    project = session.meta.get("cwd") or session.project_dir
+    files = (agent_files(Path(project) if project else None, env) if options.use_default_settings_files else []) \
+        + list(options.settings_files)
+    merged: dict = {}
+    used = []
+    for path in files:
+        if Path(path).is_file():
+            merged = deep_merge(merged, read_settings_file(Path(path)))
+            used.append(str(path))
+    return merged, used, env
