@@ -27,7 +27,7 @@ BIN = os.environ.get("CODEX_BIN", os.path.join(CLIENTS, "@openai/codex-linux-x64
 FAKE = os.environ.get("FAKE_RESPONSES", os.path.join(FAKES, "openai_responses.py"))
 ROOT = scratch_root("codex")
 
-CONFIG = """model = "%s"
+CONFIG = """model = "fake-model"
 model_provider = "fake"
 approval_policy = "never"
 sandbox_mode = "danger-full-access"
@@ -99,7 +99,10 @@ def record(name):
     ch = os.path.join(home, ".codex")
     os.makedirs(ch)
     with open(os.path.join(ch, "config.toml"), "w") as f:
-        f.write(sc.get("config", "") + CONFIG % (sc.get("model", "fake-model"), sc["port"]))
+        config = CONFIG % sc["port"]
+        if "model" in sc:
+            config = config.replace('model = "fake-model"', 'model = "%s"' % sc["model"], 1)
+        f.write(sc.get("config", "") + config)
     env = client_env(home, CODEX_HOME=ch, FAKE_API_KEY="sk-fake", OPENAI_API_KEY="sk-fake", RUST_LOG="error")
     with fake_server(FAKE, sc["port"], spath, os.path.join(base, "fake.log")):
         run_client(name, base, [BIN, "exec", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox", "go"],
