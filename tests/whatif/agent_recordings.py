@@ -26,7 +26,10 @@ VARIANTS = {
     "gemini": ("default", "threshold-10000", "threshold-60000", "threshold-150000"),
     "codex": ("default", "limit-1000", "limit-12000", "limit-50000"),
     "codex-catalog": ("catalog-default", "catalog-limit-12000"),
+    "claude-cyrillic": ("default", "read-back-100000"),
 }
+# A family of recordings kept apart from its agent's main one: (agent, folder under tests/recordings/<agent>/).
+FAMILIES = {"codex-catalog": ("codex", "whatif"), "claude-cyrillic": ("claude", "whatif-cyrillic")}
 # The keys a variant's own settings set, as `--set` takes them (the rest: as if not set).
 KEYS = {"claude": ("bashOutputMaxChars", "BASH_MAX_OUTPUT_LENGTH"), "gemini": ("tools.truncateToolOutputThreshold",),
         "codex": ("tool_output_token_limit",)}
@@ -62,8 +65,8 @@ class Recording:
 
 
 def recording(agent: str, variant: str) -> Recording:
-    folder = "codex" if agent == "codex-catalog" else agent
-    return Recording(folder, variant, RECORDINGS / folder / "whatif" / variant)
+    folder, family = FAMILIES.get(agent, (agent, "whatif"))
+    return Recording(folder, variant, RECORDINGS / folder / family / variant)
 
 
 @cache

@@ -46,7 +46,8 @@ def test_a_replay_under_the_sessions_own_settings_is_the_identity(agent, folder,
 RAISED = {"claude": ("bashOutputMaxChars", (4_000, 10_000, 30_000, 50_000, 100_000, 128_000)),
           "gemini": ("tools.truncateToolOutputThreshold", (5_000, 10_000, 40_000, 60_000, 150_000, 1_000_000)),
           "codex": ("tool_output_token_limit", (500, 1_000, 2_500, 12_000, 50_000)),
-          "codex-catalog": ("tool_output_token_limit", (1_000, 10_000, 12_000, 50_000))}
+          "codex-catalog": ("tool_output_token_limit", (1_000, 10_000, 12_000, 50_000)),
+          "claude-cyrillic": ("BASH_MAX_OUTPUT_LENGTH", (4_000, 30_000, 65_799, 65_800, 100_000, 150_000))}
 
 
 @pytest.mark.parametrize(("agent", "variant"), [(a, v) for a in RAISED for v in VARIANTS[a]])
@@ -126,4 +127,4 @@ def test_claude_raising_bash_output_max_chars_never_shrinks_below_the_lower_resu
 
 def test_every_recording_is_replayed():
     assert {agent for agent, _, _ in ALL_RECORDINGS} == {"claude", "gemini", "codex"}
-    assert len(ALL_RECORDINGS) == 12 + 15  # the older limit and feature recordings, and the what-if ones
+    assert len(ALL_RECORDINGS) == 12 + 17  # the older limit and feature recordings, and the what-if ones

@@ -114,6 +114,16 @@ for number, (scenario, settings) in enumerate(WHATIF_SETTINGS.items()):
                            "scratch": "whatif",
                            **({"settings": settings} if settings else {})}
 
+# The general persistence layer on multi-byte output: 700 Cyrillic rows (35,700 chars, 65,800 bytes) under the
+# defaults (Bash's byte gate saves it) and with BASH_MAX_OUTPUT_LENGTH 100,000 (the bytes pass, the chars do not:
+# the general layer saves it and names its size in chars).
+CYRILLIC_STEPS = [[{"name": "Bash", "input": {"command": fixed_rows(700, cyrillic=True), "description": "rows"}}],
+                  "All done: Cyrillic rows recorded."]
+for number, (scenario, settings) in enumerate({"whatif-cyrillic/default": None, "whatif-cyrillic/read-back-100000":
+                                               {"env": {"BASH_MAX_OUTPUT_LENGTH": "100000"}}}.items()):
+    SCENARIOS[scenario] = {"port": 18346 + number, "steps": numbered_calls(CYRILLIC_STEPS, "toolu_", 24),
+                           "scratch": "whatif-cyrillic", **({"settings": settings} if settings else {})}
+
 
 def main_session_id(home):
     """The id of the one main session under $HOME/.claude/projects/ (subagent files aside)."""
