@@ -183,37 +183,18 @@ def _bash(one: ReplayInput, settings: Mapping[str, float]) -> Outcome:
         return Outcome(one.recorded, sentinel_kind(one.recorded))
     if one.facts.get("interrupted") or one.facts.get("backgroundTaskId"):
         return unknown("the command was interrupted or moved to the background: not replayed")
-    raw = one.raw.text
-    if raw is None:
+    if one.raw.text is None:
         return unknown(one.raw.why or "the session does not keep the output")
-    if one.facts.get("saved_by") == "bash":
-        output = raw  # the output file itself
-        size = one.facts.get("persistedOutputSize") if isinstance(one.facts.get("persistedOutputSize"), int) \
-            else len(raw.encode("utf-8", "surrogatepass"))
-        if size > len(raw.encode("utf-8", "surrogatepass")) and size > read_back:
-            pass  # the file Claude kept is its first 64 MiB: enough for the stub, not for the whole text
-        elif size > len(raw.encode("utf-8", "surrogatepass")):
-            return unknown("Claude kept only the first 64 MiB of the output")
-    else:
-        # The session holds what the tool returned; the output file had at least its bytes, and the newline
-        # its last line ended with (Claude trims trailing whitespace before anything is written).
-        text = raw
-        text_bytes = len(text.encode("utf-8", "surrogatepass"))
-        size = text_bytes + 1 if text else 0
-        recorded_read_back = _recorded_read_back(one)
-        if one.facts.get("saved_by") is None and recorded_read_back is not None and size > recorded_read_back:
-            size = text_bytes  # Bash kept it whole, so its file was no longer than that: no final newline
-        if text and read_back == text_bytes:
-            return unknown("whether Bash saved it turns on the output's trailing newline, which Claude trims",
-                           low=0, high=js_len(text))
-        output = text + "\n" if text else ""
+    found = _output_file(one, read_back)
+    if isinstance(found, Outcome):
+        return found
+    output, size = found
     if size > read_back:
-        data = output.encode("utf-8", "surrogatepass")
         capped = layers.PERSIST_BYTES if size >= layers.PERSIST_BYTES else None
-        shown = layers.tool_text(layers.utf8_head(data, read_back))
-        path = posixpath.join(one.facts["folder"], one.facts.get("bash_file_name") or _bash_file_name(one))
+        shown = layers.tool_text(layers.utf8_head(output.encode("utf-8", "surrogatepass"), read_back))
+        path = posixpath.join(one.facts["folder"], _bash_file_name(one))
         return Outcome(layers.stub(path, size, shown, capped), PERSISTED_STUB)
-    content = layers.tool_text(output) if one.facts.get("saved_by") == "bash" else layers.tool_text(raw)
+    content = layers.tool_text(output)
     if not content:
         return Outcome(f"({one.tool} completed with no output)", NONE)
     if js_len(content) > inline:
@@ -221,6 +202,31 @@ def _bash(one: ReplayInput, settings: Mapping[str, float]) -> Outcome:
         return Outcome(layers.stub(path, js_len(content), layers.utf8_cap(content, layers.GENERAL_PERSIST_BYTES)),
                        PERSISTED_STUB)
     return Outcome(content, NONE)
+
+
+def _output_file(one: ReplayInput, read_back: int) -> tuple[str, int] | Outcome:
+    """The command's output file, as far as it matters here: its text and its size in bytes.
+
+    Bash's own copy is that file (up to 64 MiB; `persistedOutputSize` is its whole size). Otherwise the
+    session holds what the tool returned, trimmed: the file had those bytes and the newline the last line
+    ended with, unless the session's own read-back limit shows it was no longer than the text."""
+    raw = one.raw.text
+    kept = len(raw.encode("utf-8", "surrogatepass"))
+    if one.facts.get("saved_by") == "bash":
+        size = one.facts.get("persistedOutputSize")
+        size = size if isinstance(size, int) and size >= kept else kept
+        if size > kept and size <= read_back:
+            return unknown("Claude kept only the first 64 MiB of the output")
+        return raw, size
+    if not raw:
+        return "", 0
+    recorded_read_back = _recorded_read_back(one)
+    if one.facts.get("saved_by") is None and recorded_read_back is not None and kept + 1 > recorded_read_back:
+        return raw, kept  # Bash kept it whole, so its file was no longer than the text: no final newline
+    if read_back == kept:
+        return unknown("whether Bash saved it turns on the output's final newline, which Claude trims",
+                       high=js_len(raw))
+    return raw + "\n", kept + 1
 
 
 def _as_recorded(one: ReplayInput, settings: Mapping[str, float], keys: tuple[str, ...]) -> bool:
