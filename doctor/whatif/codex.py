@@ -40,6 +40,7 @@ LIMIT_KEY = "tool_output_token_limit"
 EXEC_TOOLS = frozenset({"exec_command"})
 OUTPUT_LINE = "Output:\n"
 HEADER_SCAN = 1024
+WARNING_ALLOWANCE = 200  # the warning and total-lines lines and the marker, with room for their numbers
 AGGREGATED_MAX_CHARS = 65_536  # Codex keeps no more; a longer one is not Codex's and is not kept in memory  # the exec header's lines come first; "Output:" is within this many chars
 
 
@@ -161,13 +162,10 @@ def _replay_one(one: ReplayInput, policy: layers.Policy) -> Outcome:
     cut = layers.parse_cut(one.facts.get("cut_body", ""))
     body = layers.recut(cut, budget) if cut is not None else None
     if body is None:
+        # At most the budget's bytes (a char is at least one) and the warning lines, after the recorded header.
         return unknown(one.raw.why or "the session does not keep enough of the output",
-                       low=len(one.recorded) if cut is not None and budget.byte_budget >= _kept_bytes(cut) else 0)
+                       high=len(header) + budget.byte_budget + WARNING_ALLOWANCE)
     return Outcome(header + body, IN_TOOL_TRUNCATION)
-
-
-def _kept_bytes(cut: layers.Cut) -> int:
-    return len(cut.head.encode("utf-8", "surrogatepass")) + len(cut.tail.encode("utf-8", "surrogatepass"))
 
 
 def _other_tool(one: ReplayInput, policy: layers.Policy) -> Outcome:
