@@ -60,6 +60,8 @@ def test_an_unknown_result_is_not_in_the_recording(agent, source, target):
         assert inp.raw.text is None, (site.ordinal, "the raw output was there, yet the replay gave up")
         whole = full_output(str(site.args.get("cmd") or site.args.get("command") or ""))
         assert whole is not None and whole not in kept, site.ordinal
+        # the bounds the replay gives hold what the model really received there
+        assert outcome.low <= recording(agent, target).received(site.call_id)["last"]["chars"] <= outcome.high
 
 
 def test_the_replays_know_most_results():
