@@ -117,10 +117,10 @@ def _answer(prepared, overrides, sweep, args):
 
 
 def _render(answer, fmt: str) -> str:
-    from doctor.report.json_text import json_text
-
     if fmt == "json":
-        return json_text(answer.to_dict())
+        from doctor.whatif.result import whatif_json
+
+        return whatif_json(answer.to_dict())
     from doctor.report import whatif as sections
 
     title, body = sections.document(answer)

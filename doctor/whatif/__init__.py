@@ -34,9 +34,9 @@ doctor's agent name: `qwen`, `claude`, `gemini`, `codex`):
     def after_options(settings, session, options) -> ReportOptions
         How `doctor memory` would judge the session had it run under `settings` (the `after` report's
         budgets, e.g. Qwen's oversized threshold follows the replayed threshold).
-    def after_ui_history(session, inputs, outcomes) -> Iterable | None     (optional)
-        The UI history as it would have been, where the agent's UI shows what the model got (Qwen's
-        shell errors); None or absent: the session's own.
+    def after_ui_history(ui_history, inputs, outcomes) -> list | None     (optional)
+        The UI history (the session's items, read once) as it would have been, where the agent's UI
+        shows what the model got (Qwen's shell errors); None or absent: the session's own.
 
 `settings` is a plain mapping of key -> value for the keys that are set (model.SessionSettings.values
 with `--set` applied: `KEY=default` removes the key, "as if it were not set"). The framework

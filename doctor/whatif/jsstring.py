@@ -13,6 +13,7 @@ import codecs
 import hashlib
 import math
 import re
+from functools import lru_cache
 
 _ASTRAL = re.compile("[\U00010000-\U0010ffff]")
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -31,8 +32,12 @@ def _pair(match: re.Match) -> str:
     return chr(0xD800 + (code >> 10)) + chr(0xDC00 + (code & 0x3FF))
 
 
+@lru_cache(maxsize=8192)
 def to_units(text: str) -> str:
-    """`text` with every astral character as its surrogate pair (one str item per UTF-16 unit)."""
+    """`text` with every astral character as its surrogate pair (one str item per UTF-16 unit).
+
+    Cached: a sweep converts the same raw outputs once per value (a str keeps its hash, so a hit costs
+    a lookup)."""
     return _ASTRAL.sub(_pair, text) if _ASTRAL.search(text) else text
 
 

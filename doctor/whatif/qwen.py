@@ -100,7 +100,7 @@ _NOT_PAGED = re.compile(r"\.(svg|pdf|ipynb|png|jpe?g|gif|webp|bmp|ico|tiff?|mp[3
 _TEMP_DIR = re.compile(r"(/[^\s\"'<>]*?/tmp/[0-9a-f]{64})/(?:tool-results/|[A-Za-z0-9_.\-]+\.output)")
 _SAVED_TO = re.compile(r"The full output has been saved to: ([^\n]+)\n")
 _PERSISTED_TO = re.compile(r"Full output saved to: ([^\n]+)\n")
-_PGID_LINE = re.compile(r"\nProcess Group PGID: [^\n]*")
+_PGID = "\nProcess Group PGID: "
 DISPLAY_CHARS = 32000  # MAX_RETAINED_TOOL_RESULT_DISPLAY_CHARS
 _HEADER_ROOM = 1000  # more than any header or stub wrapper adds around a preview (for ranges of unknowns)
 
@@ -130,14 +130,13 @@ def after_options(settings: SessionSettings, session: LoadedSession, options: Re
     return replace(options, settings_files=(), use_default_settings_files=False, settings=merged, threshold=None)
 
 
-def after_ui_history(session: LoadedSession, inputs: Sequence[ReplayInput], outcomes: Sequence[Outcome]) -> list | None:
+def after_ui_history(ui_history: list | None, inputs: Sequence[ReplayInput], outcomes: Sequence[Outcome]) -> list | None:
     """The UI history with each shell error's display text replaced by the replayed error: Qwen shows a failed
     command's error message, the text the model got (chunk-DPEB6S2R.js:61219–61224), compacted to about
     32,000 chars for the history (doctor cuts it there)."""
     replaced = {item.call_id: outcome.text for item, outcome in zip(inputs, outcomes)
                 if item.field == "error" and item.facts.get("canonical") == SHELL_TOOL and outcome.text is not None
                 and outcome.text != item.recorded}
-    ui_history = session.ui_history_to_measure()
     if not replaced or ui_history is None:
         return None
     items = []
@@ -191,7 +190,7 @@ def _raw_output(site, spill: SpillReader) -> tuple[RawOutput, dict]:
             facts["spilled_to"] = spilled
     if text is None:
         return RawOutput(None, source, where, why), facts
-    if "\n<system-reminder>" in recorded or "<system-reminder>" in text[-20000:]:
+    if _appended_reminder(recorded) or _appended_reminder(text):
         return RawOutput(None, UNKNOWN, where, "a hook or rule appended context to it; that pass is not replayed"), facts
     if canonical == SHELL_TOOL:
         body, notices = _shell_parts(text, recorded, source == FROM_SPILL and spilled.endswith(".output"))
@@ -202,6 +201,11 @@ def _raw_output(site, spill: SpillReader) -> tuple[RawOutput, dict]:
         text = body
     facts["output_file"] = _output_file(recorded)
     return RawOutput(text, source, where, capped_by=_capped_by(canonical, text)), facts
+
+
+def _appended_reminder(text: str) -> bool:
+    """A `<system-reminder>` envelope appended after the output (a hook's or a rule's context)."""
+    return text.endswith("</system-reminder>") and "\n<system-reminder>" in text[-200000:]
 
 
 def _spilled_to(recorded: str, canonical: str) -> str | None | bool:
@@ -248,12 +252,11 @@ def _shell_parts(text: str, recorded: str, from_output_file: bool) -> tuple[str 
     The `.output` file holds the output alone; the recorded text (or a batch artifact) ends with the
     `Process Group PGID:` line and then the notices, each after a blank line."""
     tail_source = recorded if from_output_file else text
-    pgid = None
-    for pgid in _PGID_LINE.finditer(tail_source, max(0, len(tail_source) - 100000)):
-        pass
-    if pgid is None:
+    start = tail_source.rfind(_PGID)
+    if start < 0:
         return None, ""
-    notices = tail_source[pgid.end():]
+    end = tail_source.find("\n", start + len(_PGID))
+    notices = tail_source[end:] if end >= 0 else ""
     if notices and not notices.startswith("\n\n"):
         return None, ""
     if from_output_file:
@@ -539,3 +542,29 @@ def describe_source(item: ReplayInput) -> str:
     if item.raw.source == FROM_SPILL:
         return f"spill file {Path(item.raw.spill).name}"
     return item.raw.source
+
+
+# --- what sets each tool's budget (for --recommend) ---------------------------------------------------
+
+
+def budget_key(tool: str) -> tuple[str | None, str]:
+    """The key that sets this tool's budget, and a note in Qwen's terms (None: the client fixes it)."""
+    canonical = canonical_tool_name(tool)
+    if canonical == SHELL_TOOL:
+        return THRESHOLD, "the shell's budget follows the threshold once it is set (30,000 until then)"
+    if canonical == "read_file":
+        return THRESHOLD, "read_file pages at the threshold (and at truncateToolOutputLines lines)"
+    own = _max_output_chars(canonical, QwenLimits())
+    if own is not None:
+        return None, f"{tool}'s budget ({'none' if math.isinf(own) else f'{own:,.0f}'} chars) is fixed in {CLIENT} {VERSION}"
+    return THRESHOLD, "shared: one threshold sets every tool without a budget of its own"
+
+
+def budget_for(item: ReplayInput) -> tuple[float, bool] | None:
+    """The smallest threshold that keeps this result whole, and whether that is only a lower bound."""
+    if item.raw.text is None or item.field == "error" or item.facts.get("fixed"):
+        return None
+    size = js_len(item.raw.text)
+    if item.facts.get("canonical") == SHELL_TOOL:
+        size += js_len(item.facts.get("notices", ""))  # the shell keeps room for its notices
+    return size, item.raw.capped_by is not None

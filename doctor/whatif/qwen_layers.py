@@ -40,9 +40,9 @@ def truncate_and_save(content: str, output_file: str, threshold: float, truncate
     preview_chars = threshold if preview_chars is None else preview_chars
     if len(content) <= threshold and not math.isfinite(truncate_lines):
         return content, None
+    if len(content) <= threshold and content.count("\n") + 1 <= truncate_lines:
+        return content, None  # (Qwen splits first; counting is the same test without the copies)
     lines = content.split("\n")
-    if len(content) <= threshold and len(lines) <= truncate_lines:
-        return content, None
     effective = min(truncate_lines, len(lines))
     if keep == "head":
         head_count, tail_count = effective, 0

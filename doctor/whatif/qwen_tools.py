@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping, Sequence
+from functools import lru_cache
 
 READ_TRUNCATED_MARK = "... [truncated]"
 _READ_HEADER = re.compile(r"Showing lines (\d+)-(\d+) of (at least )?(\d+) total lines\.\n\n---\n\n")
@@ -77,10 +78,15 @@ class _KnownLines:
         return None
 
 
+@lru_cache(maxsize=4096)
+def _known_lines(recorded: str) -> _KnownLines:
+    return _KnownLines(recorded)
+
+
 def read_file_under(recorded: str, args: Mapping, threshold: float, line_cap: float) -> str:
     """A text file's read_file output under other limits (`processSingleFileContent`, chunk-NNN2PKPV.js:3187–3251,
     and `ReadFileToolInvocation.execute`, chunk-2VS5EEXU.js:8374)."""
-    known = _KnownLines(recorded)
+    known = _known_lines(recorded)
     offset = _int_arg(args, "offset")
     limit = _int_arg(args, "limit")
     start_line = offset or 0
@@ -88,39 +94,47 @@ def read_file_under(recorded: str, args: Mapping, threshold: float, line_cap: fl
     if known.total is None:
         raise NotKept("the recording gives the file's line count only as a lower bound")
     total = known.total
+    if known.first == 0 and not known.cut and len(known.lines) == total and start_line == 0 and limit >= total \
+            and len(recorded) <= threshold:
+        return recorded  # the whole file, and it fits: nothing to page
     start = min(max(0, start_line), total)
     end = min(start + max(0, limit), total)
-    selected = range(start, end) if end > start else None
     lines_included = 0
     length_cut = False
     parts: list[str] = []
-    if selected is None:  # an empty selection still reads as one empty line
+    if end <= start:  # an empty selection still reads as one empty line
         parts, lines_included = [""], 1
-    elif math.isfinite(threshold):
+    else:
+        whole = known.lines[:-1] if known.cut else known.lines
+        if start < known.first:
+            known.line(start)  # raises NotKept: the recording starts later in the file
+        visible = whole[start - known.first : end - known.first]
+        finite = math.isfinite(threshold)
         current = 0
-        for index in selected:
+        for line in visible:
             sep = 1 if lines_included > 0 else 0
             lines_included += 1
-            prefix = known.cut_prefix(index)
-            if prefix is not None and current + len(prefix) + 1 + sep > threshold:
-                remaining = max(threshold - current - sep, 10)
-                if remaining > len(prefix):
-                    raise NotKept(f"these limits would show more of line {index + 1} than the recording kept")
-                parts.append(prefix[: int(remaining)] + READ_TRUNCATED_MARK)
-                length_cut = True
-                break
-            line = known.line(index)
             projected = current + len(line) + sep
-            if projected <= threshold:
+            if not finite or projected <= threshold:
                 parts.append(line)
                 current = projected
             else:
                 parts.append(line[: int(max(threshold - current - sep, 10))] + READ_TRUNCATED_MARK)
                 length_cut = True
                 break
-    else:
-        parts = [known.line(index) for index in selected]
-        lines_included = len(parts)
+        else:
+            if start + len(visible) < end:  # the selection runs past the lines the recording kept whole
+                index = start + len(visible)
+                prefix = known.cut_prefix(index)
+                sep = 1 if lines_included > 0 else 0
+                if prefix is None or not finite or current + len(prefix) + 1 + sep <= threshold:
+                    known.line(index)  # raises NotKept, naming what is missing
+                remaining = max(threshold - current - sep, 10)
+                if remaining > len(prefix):
+                    raise NotKept(f"these limits would show more of line {index + 1} than the recording kept")
+                parts.append(prefix[: int(remaining)] + READ_TRUNCATED_MARK)
+                lines_included += 1
+                length_cut = True
     content = "\n".join(parts)
     end_line = start_line + lines_included
     if start_line > 0 or end_line < total or length_cut:
@@ -129,6 +143,11 @@ def read_file_under(recorded: str, args: Mapping, threshold: float, line_cap: fl
 
 
 # --- grep_search -------------------------------------------------------------------------------
+
+
+@lru_cache(maxsize=4096)
+def _grep_output(recorded: str, pattern: str | None) -> _GrepOutput:
+    return _GrepOutput(recorded, {"pattern": pattern})
 
 
 class _GrepOutput:
@@ -199,7 +218,8 @@ def grep_under(recorded: str, args: Mapping, threshold: float, line_cap: float) 
     """The built-in grep's output under other limits (`GrepToolInvocation.execute`, chunk-B4VI3YG6.js:130–215)."""
     if not recorded.startswith("Found "):
         return recorded  # "No matches found …": no cap applies
-    grep = _GrepOutput(recorded, args)
+    pattern = args.get("pattern")
+    grep = _grep_output(recorded, pattern if isinstance(pattern, str) else None)
     limit = _int_arg(args, "limit")
     line_limit = min(line_cap, limit if limit is not None else math.inf)
     by_line_limit = grep.total > line_limit

@@ -64,25 +64,18 @@ def agent_module(agent: str) -> ModuleType:
 
 def result_sites(history: Sequence) -> list[ResultSite]:
     """Every functionResponse of `history`, numbered as `doctor.core.result_table` numbers them."""
-    sites: list[ResultSite] = []
+    sites: list[tuple] = []
     batch = -1
     calls: dict[str, Mapping] = {}
     model_turns_at: list[int] = []  # per site: model turns with any content before it
     model_turns = 0
     for content_index, content in enumerate(history):
-        parts = field(content, "parts")
+        parts = content.get("parts") if type(content) is dict else field(content, "parts")
         if not isinstance(parts, list):
             continue
         if content_role(content) == "model":
             model_turns += 1
-            turn_calls = {}
-            for part in parts:
-                call = field(part, "functionCall") if part is not None else None
-                if call is not None:
-                    call_id = field(call, "id")
-                    args = field(call, "args")
-                    if isinstance(call_id, str):
-                        turn_calls[call_id] = args if isinstance(args, Mapping) else {}
+            turn_calls = _calls(parts)
             if turn_calls:
                 batch += 1
                 calls = turn_calls
@@ -95,16 +88,26 @@ def result_sites(history: Sequence) -> list[ResultSite]:
             output = field(response, "output") if response is not None else None
             error = field(response, "error") if response is not None and output is None else None
             slot, text = ("output", output) if output is not None else ("error", error)
-            sites.append(ResultSite(
-                ordinal=len(sites), content_index=content_index, part_index=part_index,
-                call_id=call_id if isinstance(call_id, str) else None,
-                tool=name if isinstance(name, str) else "",
-                field=slot, recorded=text if isinstance(text, str) else "",
-                batch=max(batch, 0), args=calls.get(call_id, {}) if isinstance(call_id, str) else {},
-                media=bool(field(fr, "parts")),
-            ))
+            sites.append((content_index, part_index, call_id if isinstance(call_id, str) else None,
+                          name if isinstance(name, str) else "", slot, text if isinstance(text, str) else "",
+                          max(batch, 0), calls.get(call_id, {}) if isinstance(call_id, str) else {},
+                          bool(field(fr, "parts"))))
             model_turns_at.append(model_turns)
-    return [replace(site, later_turns=model_turns - before) for site, before in zip(sites, model_turns_at)]
+    return [ResultSite(ordinal, *site, later_turns=model_turns - before)
+            for ordinal, (site, before) in enumerate(zip(sites, model_turns_at))]
+
+
+def _calls(parts: list) -> dict[str, Mapping]:
+    """call id -> arguments of the function calls among a model Content's parts."""
+    found = {}
+    for part in parts:
+        call = (part.get("functionCall") or part.get("function_call")) if type(part) is dict else (
+            field(part, "functionCall") if part is not None else None)
+        if call is not None:
+            call_id, args = field(call, "id"), field(call, "args")
+            if isinstance(call_id, str):
+                found[call_id] = args if isinstance(args, Mapping) else {}
+    return found
 
 
 def replayed_history(history: Sequence, sites: Sequence[ResultSite], outcomes: Sequence[Outcome]) -> list:
@@ -158,6 +161,7 @@ class Prepared:
     inputs: list[ReplayInput]
     before: object  # MemoryReport
     facts: dict
+    ui_history: list | None  # the session's UI items, read once (measured: long strings as lengths)
 
     def replay(self, overrides: Mapping[str, float | None]) -> WhatIf:
         settings = self.base.with_overrides(overrides)
@@ -165,7 +169,8 @@ class Prepared:
         after_options = self.module.after_options(settings, self.session, self.options)
         after_history = replayed_history(self.history, self.sites, outcomes)
         after_ui = getattr(self.module, "after_ui_history", None)
-        ui_history = after_ui(self.session, self.inputs, outcomes) if after_ui is not None else None
+        ui_history = after_ui(self.ui_history, self.inputs, outcomes) if after_ui is not None else None
+        ui_history = self.ui_history if ui_history is None else ui_history
         after = replace(report_for_session(self.session, after_options, history=after_history, ui_history=ui_history),
                         scan_facts=self.facts)
         return WhatIf(self.module.CLIENT, self.module.VERSION, self.base, settings, dict(overrides),
@@ -180,5 +185,7 @@ def prepare(session: LoadedSession, options: ReportOptions, *, spill_roots: Sequ
     sites = result_sites(history)
     inputs = module.replay_inputs(session, sites, SpillReader(session, spill_roots))
     facts = scan_facts(session)
-    before = replace(report_for_session(session, options, history=history), scan_facts=facts)
-    return Prepared(session, options, module, base, history, sites, inputs, before, facts)
+    ui = session.ui_history_to_measure()
+    ui = [item for item in ui] if ui is not None else None  # iterated once (`list()` would ask its len: a second walk)
+    before = replace(report_for_session(session, options, history=history, ui_history=ui), scan_facts=facts)
+    return Prepared(session, options, module, base, history, sites, inputs, before, facts, ui)

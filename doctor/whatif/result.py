@@ -49,9 +49,7 @@ class WhatIf:
                 "changes": self.changes(), "saved": self.saved()}
 
     def to_json(self) -> str:
-        from doctor.report.json_text import json_text
-
-        return json_text(self.to_dict())
+        return whatif_json(self.to_dict())
 
     def changes(self) -> list[dict]:
         rows = []
@@ -113,3 +111,22 @@ def _number(value: float) -> float | int | None:
     if not math.isfinite(value):
         return None
     return int(value) if float(value).is_integer() else value
+
+
+def whatif_json(data: dict) -> str:
+    """`data` as `doctor whatif --json` prints it: indented, inert, a final newline.
+
+    `before` and `after` each hold every result's row, so the text runs to megabytes on a big session;
+    Python's json module indents in pure Python (~1 s per 10 MB), orjson in C. A string orjson refuses (a
+    lone surrogate, which a session may hold) falls back to the json module, with the same meaning."""
+    from doctor.report.inert import inert_json
+
+    try:
+        import orjson
+
+        text = orjson.dumps(data, option=orjson.OPT_INDENT_2).decode()
+    except (ImportError, TypeError, ValueError):
+        import json
+
+        text = json.dumps(data, indent=2, ensure_ascii=False)
+    return inert_json(text) + "\n"
