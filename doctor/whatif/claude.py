@@ -311,3 +311,25 @@ def after_options(settings: SessionSettings, session: LoadedSession, options: Re
     budgets = {"Bash": float(layers.bash_inline_chars(values.get(BASH_MAX))),
                "Read": float(values.get(READ_TOKENS, rules.READ_MAX_TOKENS) * 4)}
     return structs.replace(options, tool_budgets={**budgets, **dict(options.tool_budgets)})
+
+
+def budget_key(tool: str) -> tuple[str | None, str]:
+    """The key that sets this tool's budget, in Claude's terms (None: Claude Code fixes it)."""
+    if tool in BASH_TOOLS:
+        return BASH_MAX, "Bash's inline limit: chars kept, and the bytes read back (clamped to 4,000–128,000)"
+    if is_mcp_tool_name(tool) or tool == "Read":
+        return None, f"{tool}'s limit is in tokens Claude counts with the API (count_tokens): not sized here"
+    fixed = min(rules.MAX_RESULT_SIZE_CHARS.get(tool, rules.PERSISTENCE_CEILING), rules.PERSISTENCE_CEILING)
+    return None, f"{tool} is persisted above {fixed:,.0f} chars, fixed in {CLIENT} {VERSION}"
+
+
+def budget_for(item: ReplayInput) -> tuple[float, bool] | None:
+    """The smallest bashOutputMaxChars that keeps this Bash result whole: its output file's bytes (Bash's
+    gate) and its chars (the general layer) both fit."""
+    if item.tool not in BASH_TOOLS or item.raw.text is None or item.field == "error":
+        return None
+    found = _output_file(item, 0)
+    if isinstance(found, Outcome):
+        return None
+    output, size = found
+    return max(size, js_len(layers.tool_text(output)), layers.BASH_CLAMP[0]), False

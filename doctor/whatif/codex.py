@@ -193,3 +193,30 @@ def _tool_names(session: LoadedSession) -> set[str]:
             if isinstance(response, dict) and isinstance(response.get("name"), str):
                 names.add(response["name"])
     return names
+
+
+def budget_key(tool: str) -> tuple[str | None, str]:
+    """The key that sets this tool's budget, in Codex's terms."""
+    if tool in EXEC_TOOLS:
+        return LIMIT_KEY, ("tokens (× 4 bytes under a bytes policy); a call that does not ask for more "
+                           "(max_output_tokens) is held to 10,000 tokens whatever it is")
+    return LIMIT_KEY, "the same policy bounds every tool's output"
+
+
+def budget_for(item: ReplayInput) -> tuple[float, bool] | None:
+    """The smallest tool_output_token_limit that keeps this exec output whole: its bytes ÷ 4, rounded up (the
+    original token count Codex printed, when it cut it); None when the call's own max_output_tokens (or its
+    10,000 default) would cut it anyway."""
+    if item.tool not in EXEC_TOOLS or "header" not in item.facts:
+        return None
+    if item.raw.text is not None:
+        tokens = layers.approx_tokens(len(item.raw.text.encode("utf-8", "surrogatepass")))
+    else:
+        cut = layers.parse_cut(item.facts.get("cut_body", ""))
+        if cut is None:
+            return None
+        tokens = cut.original_tokens
+    requested = item.args.get("max_output_tokens") if isinstance(item.args, Mapping) else None
+    allowed = requested if isinstance(requested, int) and not isinstance(requested, bool) and requested >= 0 \
+        else layers.EXEC_DEFAULT_MAX_TOKENS
+    return (tokens, False) if tokens <= allowed else None

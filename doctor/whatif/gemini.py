@@ -303,3 +303,17 @@ def after_options(settings: SessionSettings, session: LoadedSession, options: Re
     """Gemini's rules judge the replayed session by the replayed threshold (doctor's `--threshold`)."""
     return structs.replace(options, threshold=settings.values.get(THRESHOLD, DEFAULT_THRESHOLD))
 
+
+
+def budget_key(tool: str) -> tuple[str | None, str]:
+    """The key that sets this tool's budget, in Gemini CLI's terms (None: the CLI does not cut it)."""
+    if truncates(tool):
+        return THRESHOLD, "shell and one-text MCP output are cut past it (and past 4 × the tokens left in the window)"
+    return None, f"{CLIENT} {VERSION} does not cut {tool}'s output; only output masking bounds it, later"
+
+
+def budget_for(item: ReplayInput) -> tuple[float, bool] | None:
+    """The smallest threshold that keeps this result whole: its length."""
+    if not truncates(item.tool) or item.raw.text is None or item.field != "output":
+        return None
+    return js_len(item.raw.text), False

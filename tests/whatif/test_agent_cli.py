@@ -63,3 +63,19 @@ def test_a_key_the_agent_does_not_have_is_refused_with_the_keys_it_has(agent, ke
     done = whatif(agent, variant, "--set", f"{key}=1000", "--json")
     assert done.returncode == 2 and done.stdout == ""
     assert key in done.stderr and theirs in done.stderr and "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize(("agent", "tool", "key", "sizes"), [
+    # the smallest value keeping each result whole, from the outputs the script printed (README beside them)
+    ("claude", "Bash", "bashOutputMaxChars", (5_100, 20_400, 45_900, 47_000, 102_000, 153_000)),
+    ("gemini", "run_shell_command", "tools.truncateToolOutputThreshold",
+     (5_174, 20_474, 45_974, 25_574, 102_074, 163_274)),
+    ("codex", "exec_command", "tool_output_token_limit", (1_275, 5_100, 11_475, 25_500, 11_750, 1_620)),
+])
+def test_recommend_sizes_each_tool_by_the_agents_own_key(agent, tool, key, sizes):
+    done = whatif(agent, "default", "--recommend", "--keep", "0.5", "--json")
+    assert done.returncode == 0, done.stderr
+    row = next(item for item in json.loads(done.stdout)["tools"] if item["tool"] == tool)
+    ranked = sorted(sizes)
+    assert (row["key"], row["budget"]) == (key, ranked[-(-len(ranked) // 2) - 1])
+    assert row["largestRawChars"] == ranked[-1]
