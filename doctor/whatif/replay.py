@@ -27,7 +27,7 @@ from doctor.whatif.result import WhatIf
 from doctor.whatif.spill import SpillReader
 
 # doctor's agent names whose modules exist; each is imported only for a session of that agent.
-AGENTS = ("qwen",)
+AGENTS = ("qwen", "claude", "gemini", "codex")
 
 
 class UnsupportedAgent(ValueError):

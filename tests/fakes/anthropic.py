@@ -22,7 +22,7 @@ def is_main_loop(path, body) -> bool:
 
 def blocks(step) -> list[dict]:
     text = [{"type": "text", "text": step.text}] if step.text else []
-    return text + [{"type": "tool_use", "id": new_id("toolu_"), "name": call["name"], "input": call["args"]}
+    return text + [{"type": "tool_use", "id": call.get("id") or new_id("toolu_"), "name": call["name"], "input": call["args"]}
                    for call in step.calls]
 
 

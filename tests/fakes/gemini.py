@@ -3,7 +3,7 @@
 `python gemini.py PORT SCRIPT.json [LOG]`; script format and logs: see scripted.py.
 The main loop is a request whose function declarations include run_shell_command. Side requests
 (router, next-speaker check, loop detection, titles) get JSON when a JSON answer is asked for, else
-"ok". `:streamGenerateContent?alt=sse` streams one event; without alt=sse it is a JSON array.
+"ok". A call carries the script's id when it has one. `:streamGenerateContent?alt=sse` streams one event; without alt=sse it is a JSON array.
 """
 
 import json
@@ -29,7 +29,10 @@ def wants_json(body) -> bool:
 def parts(path, body, step) -> list[dict]:
     if "run_shell_command" in declared_tools(body):
         text = [{"text": step.text}] if step.text else []
-        return text + [{"functionCall": {"name": call["name"], "args": call["args"]}} for call in step.calls]
+        # Gemini CLI names a call `<tool>__<id>` from the id the model gives (the script's), else from the clock
+        return text + [{"functionCall": {"name": call["name"], "args": call["args"],
+                                         **({"id": call["id"]} if "id" in call else {})}}
+                       for call in step.calls]
     return [{"text": json.dumps(SIDE_JSON) if wants_json(body) else step.text}]
 
 

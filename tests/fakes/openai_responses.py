@@ -14,8 +14,8 @@ from scripted import Protocol, new_id, serve
 def output_items(step) -> list[dict]:
     text = [{"type": "message", "id": new_id("msg_"), "role": "assistant", "status": "completed",
              "content": [{"type": "output_text", "text": step.text, "annotations": []}]}] if step.text else []
-    return text + [{"type": "function_call", "id": new_id("fc_"), "call_id": new_id("call_"), "name": call["name"],
-                    **({"namespace": call["namespace"]} if "namespace" in call else {}),
+    return text + [{"type": "function_call", "id": new_id("fc_"), "call_id": call.get("id") or new_id("call_"),
+                    "name": call["name"], **({"namespace": call["namespace"]} if "namespace" in call else {}),
                     "arguments": json.dumps(call["args"]), "status": "completed"} for call in step.calls]
 
 

@@ -20,6 +20,15 @@ CLIENTS = os.path.join(REPO, ".clients", "node_modules")
 MID = "python3 -c \"[print('row %05d ' % i + 'x' * 40) for i in range(1, 2001)]\""   # 2000 x 51 chars = 102,000 B
 
 
+def fixed_rows(count, cyrillic=False):
+    """A shell command whose output is fixed: `count` rows of 51 chars, written at once, flushed, and then a
+    second's sleep before exiting (a client that reads output as it comes still gets all of it).
+    ASCII rows (`row 00001 xxx…`) are 51 bytes; Cyrillic ones (`ряд 00001 жжж…`) are 51 chars in 94 bytes."""
+    word, fill = ("\\u0440\\u044f\\u0434", "\\u0436") if cyrillic else ("row", "x")
+    return ("python3 -c \"import sys, time; sys.stdout.write(''.join('%s %%05d ' %% i + '%s' * 40 + '\\n' "
+            "for i in range(1, %d))); sys.stdout.flush(); time.sleep(1)\"" % (word, fill, count + 1))
+
+
 def scratch_root(client):
     """<CREC_ROOT>/<client>: the scenarios' throwaway folders."""
     return os.path.join(os.environ.get("CREC_ROOT", "/tmp/crec"), client)
@@ -29,10 +38,28 @@ def subst(obj, w):
     return json.loads(json.dumps(obj).replace("{W}", w))
 
 
-def prepare(root, here, name, steps, files):
-    """Wipe <root>/<name>, create its home/ and w/ (with `files` in w), write script.json (steps with {W} = w)
-    to <here>/<name>/ and copy it to <root>/<name>/.  Returns (base, home, w, out, script path)."""
-    base = os.path.join(root, name)
+def numbered_calls(steps, prefix, digits):
+    """`steps` with each tool call given an id, numbered from 1 in order (`<prefix>000…1`): the scripted model
+    hands the client these ids, so recordings of the same steps line up call by call."""
+    count, out = 0, []
+    for step in steps:
+        if isinstance(step, list):
+            numbered = []
+            for call in step:
+                count += 1
+                numbered.append({**call, "id": f"{prefix}{count:0{digits}d}"})
+            out.append(numbered)
+        else:
+            out.append(step)
+    return out
+
+
+def prepare(root, here, name, steps, files, scratch=None):
+    """Wipe <root>/<scratch or name>, create its home/ and w/ (with `files` in w), write script.json (steps with
+    {W} = w) to <here>/<name>/ and copy it to the scratch folder.  Returns (base, home, w, out, script path).
+    Recordings meant to be compared with each other share one `scratch` name: same cwd, same HOME, so every
+    path a client writes into a result has the same length in all of them."""
+    base = os.path.join(root, scratch or name)
     shutil.rmtree(base, ignore_errors=True)
     home, w = os.path.join(base, "home"), os.path.join(base, "w")
     os.makedirs(home), os.makedirs(w)

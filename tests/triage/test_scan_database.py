@@ -137,7 +137,8 @@ def test_recordings_metadata_files_are_skipped_not_read_as_sessions(corpus_db: P
     assert len(rows) == len(metadata)
     assert all(status == "skipped" and reason.startswith("unknown session format") for status, reason in rows), rows
     assert table(corpus_db, "SELECT count(*) FROM sessions WHERE path LIKE '%meta.json'")[0][0] == 0
-    gemini = [p for p in all_sources() if {RECORDINGS / "gemini", FIXTURES / "gemini-cli"} & set(p.parents)]
+    nested = sorted(RECORDINGS.glob("gemini/*/*/home/.gemini/tmp/*/chats/*.jsonl"))  # e.g. gemini/whatif/<variant>
+    gemini = [p for p in all_sources() + nested if {RECORDINGS / "gemini", FIXTURES / "gemini-cli"} & set(p.parents)]
     assert len(gemini) >= 5
     assert table(corpus_db, "SELECT count(*) FROM sessions WHERE agent = 'gemini'")[0][0] == len(gemini)
 

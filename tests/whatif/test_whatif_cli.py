@@ -9,7 +9,7 @@ import pytest
 from tests.whatif.recordings import HERE, doctor, received_chars, unpack
 
 RECORDINGS = HERE.parent
-CLAUDE = next((RECORDINGS / "claude" / "big-outputs" / "home").rglob("298108a5-*.jsonl"))
+DUMP = RECORDINGS / "dumps" / "anthropic.request.json"  # a message dump: no agent whose limits can be replayed
 
 
 @pytest.fixture(scope="module")
@@ -53,8 +53,9 @@ def test_a_bad_set_is_one_line_and_exit_2(sessions, pair):
 
 
 def test_an_agent_without_a_replay_says_which_agents_have_one(tmp_path):
-    result = doctor("whatif", CLAUDE, "--set", "x=1", home=tmp_path)
-    assert result.returncode == 2 and "replays qwen sessions; this one is a claude session" in result.stderr
+    result = doctor("whatif", DUMP, "--set", "x=1", home=tmp_path)
+    assert result.returncode == 2
+    assert "replays qwen, claude, gemini, codex sessions; this one is a dump session" in result.stderr
 
 
 def test_text_markdown_and_html_name_the_key_and_the_saving(sessions):

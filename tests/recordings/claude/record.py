@@ -21,8 +21,8 @@ import json, os, shutil, subprocess, sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
-from recording_kit import (CLIENTS, FAKES, FILES, MID, client_env, copy_session_files, fake_server, main,  # noqa: E402
-                           prepare, run_client, scratch_root, walk_files, write_meta, write_received)
+from recording_kit import (CLIENTS, FAKES, FILES, MID, client_env, copy_session_files, fake_server,  # noqa: E402
+                           fixed_rows, main, numbered_calls, prepare, run_client, scratch_root, walk_files, write_meta, write_received)
 
 BIN = os.environ.get("CLAUDE_BIN", os.path.join(CLIENTS, "@anthropic-ai/claude-code-linux-x64/claude"))
 FAKE = os.environ.get("FAKE_ANTHROPIC", os.path.join(FAKES, "anthropic.py"))
@@ -95,6 +95,35 @@ SCENARIOS = {
         "All done: raised limits recorded."]},
 }
 
+# `doctor whatif`: one session recorded under Claude's Bash limits at several values, in one scratch folder
+# (same cwd and HOME, call ids given by the script), so a replay of one recording under another's
+# settings can be checked against what the model really received there. Outputs: 5,100 / 20,400 / 45,900 /
+# 102,000 / 153,000 bytes of ASCII rows, 25,500 chars (47,000 bytes) of Cyrillic rows, and a small Read.
+WHATIF_STEPS = [[{"name": "Bash", "input": {"command": fixed_rows(rows), "description": "fixed rows"}}]
+                for rows in (100, 400, 900, 2000, 3000)] + [
+    [{"name": "Bash", "input": {"command": fixed_rows(500, cyrillic=True), "description": "fixed Cyrillic rows"}}],
+    [{"name": "Read", "input": {"file_path": "{W}/notes.txt"}}],
+    "All done: what-if session recorded."]
+WHATIF_SETTINGS = {"whatif/default": None,
+                   "whatif/bash-10000": {"bashOutputMaxChars": 10000},
+                   "whatif/bash-50000": {"bashOutputMaxChars": 50000},
+                   "whatif/bash-128000": {"bashOutputMaxChars": 128000},
+                   "whatif/read-back-100000": {"env": {"BASH_MAX_OUTPUT_LENGTH": "100000"}}}
+for number, (scenario, settings) in enumerate(WHATIF_SETTINGS.items()):
+    SCENARIOS[scenario] = {"port": 18340 + number, "steps": numbered_calls(WHATIF_STEPS, "toolu_", 24),
+                           "scratch": "whatif",
+                           **({"settings": settings} if settings else {})}
+
+# The general persistence layer on multi-byte output: 700 Cyrillic rows (35,700 chars, 65,800 bytes) under the
+# defaults (Bash's byte gate saves it) and with BASH_MAX_OUTPUT_LENGTH 100,000 (the bytes pass, the chars do not:
+# the general layer saves it and names its size in chars).
+CYRILLIC_STEPS = [[{"name": "Bash", "input": {"command": fixed_rows(700, cyrillic=True), "description": "rows"}}],
+                  "All done: Cyrillic rows recorded."]
+for number, (scenario, settings) in enumerate({"whatif-cyrillic/default": None, "whatif-cyrillic/read-back-100000":
+                                               {"env": {"BASH_MAX_OUTPUT_LENGTH": "100000"}}}.items()):
+    SCENARIOS[scenario] = {"port": 18346 + number, "steps": numbered_calls(CYRILLIC_STEPS, "toolu_", 24),
+                           "scratch": "whatif-cyrillic", **({"settings": settings} if settings else {})}
+
 
 def main_session_id(home):
     """The id of the one main session under $HOME/.claude/projects/ (subagent files aside)."""
@@ -104,7 +133,8 @@ def main_session_id(home):
 
 def record(name):
     sc = SCENARIOS[name]
-    base, home, w, out, spath = prepare(ROOT, HERE, name, sc["steps"], {**FILES, **sc.get("files", {})})
+    base, home, w, out, spath = prepare(ROOT, HERE, name, sc["steps"], {**FILES, **sc.get("files", {})},
+                                        scratch=sc.get("scratch"))
     log = os.path.join(base, "fake.log")
     kept = []
     if "settings" in sc:

@@ -20,8 +20,8 @@ import json, os, subprocess, sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
-from recording_kit import (CLIENTS, FAKES, FILES, MID, client_env, copy_session_files, fake_server, main,  # noqa: E402
-                           prepare, run_client, scratch_root, walk_files, write_meta, write_received)
+from recording_kit import (CLIENTS, FAKES, FILES, MID, client_env, copy_session_files, fake_server,  # noqa: E402
+                           fixed_rows, main, numbered_calls, prepare, run_client, scratch_root, walk_files, write_meta, write_received)
 
 BIN = os.environ.get("CODEX_BIN", os.path.join(CLIENTS, "@openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl/bin/codex"))
 FAKE = os.environ.get("FAKE_RESPONSES", os.path.join(FAKES, "openai_responses.py"))
@@ -70,19 +70,44 @@ SCENARIOS = {
         "All done: raised limit recorded."]},
 }
 
+# `doctor whatif`: one session recorded under tool_output_token_limit at several values, in one scratch folder
+# (same cwd and CODEX_HOME, call ids given by the script), so a replay of one recording under another's
+# settings can be checked against what the model really received there. Outputs: 5,100 / 20,400 / 45,900 /
+# 102,000 (twice) bytes of ASCII rows, 25,500 chars (47,000 bytes) of Cyrillic rows, and a small `cat`; some calls
+# pass exec_command's own max_output_tokens (100,000), the others leave it to Codex's default.
+MAX = {"max_output_tokens": 100000}
+WHATIF_STEPS = [[{"name": "exec_command", "args": {"cmd": fixed_rows(rows), **extra}}]
+                for rows, extra in ((100, {}), (400, {}), (900, MAX), (2000, MAX), (2000, {}))] + [
+    [{"name": "exec_command", "args": {"cmd": fixed_rows(500, cyrillic=True), **MAX}}],
+    [{"name": "exec_command", "args": {"cmd": "cat notes.txt"}}],
+    "All done: what-if session recorded."]
+WHATIF_LIMITS = {"whatif/default": None, "whatif/limit-1000": 1000, "whatif/limit-12000": 12000,
+                 "whatif/limit-50000": 50000}
+for number, (scenario, limit) in enumerate(WHATIF_LIMITS.items()):
+    SCENARIOS[scenario] = {"port": 18360 + number, "steps": numbered_calls(WHATIF_STEPS, "call_", 24),
+                           "scratch": "whatif",
+                           **({"config": "tool_output_token_limit = %d\n" % limit} if limit else {})}
+# The same with a model of Codex's built-in catalog (a tokens policy of 10,000) served by the scripted provider.
+for number, (scenario, limit) in enumerate({"whatif/catalog-default": None, "whatif/catalog-limit-12000": 12000}.items()):
+    SCENARIOS[scenario] = {**SCENARIOS["whatif/default"], "port": 18365 + number, "model": "gpt-5.5",
+                           **({"config": "tool_output_token_limit = %d\n" % limit} if limit else {})}
+
 
 def record(name):
     sc = SCENARIOS[name]
-    base, home, w, out, spath = prepare(ROOT, HERE, name, sc["steps"], FILES)
+    base, home, w, out, spath = prepare(ROOT, HERE, name, sc["steps"], FILES, scratch=sc.get("scratch"))
     ch = os.path.join(home, ".codex")
     os.makedirs(ch)
     with open(os.path.join(ch, "config.toml"), "w") as f:
-        f.write(sc.get("config", "") + CONFIG % sc["port"])
+        config = CONFIG % sc["port"]
+        if "model" in sc:
+            config = config.replace('model = "fake-model"', 'model = "%s"' % sc["model"], 1)
+        f.write(sc.get("config", "") + config)
     env = client_env(home, CODEX_HOME=ch, FAKE_API_KEY="sk-fake", OPENAI_API_KEY="sk-fake", RUST_LOG="error")
     with fake_server(FAKE, sc["port"], spath, os.path.join(base, "fake.log")):
         run_client(name, base, [BIN, "exec", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox", "go"],
                    w, env, stdin=subprocess.DEVNULL)
-    kept = [os.path.join(ch, "config.toml")] if "config" in sc else []  # what doctor must read too
+    kept = [os.path.join(ch, "config.toml")] if "config" in sc or "model" in sc else []  # what doctor must read too
     files = copy_session_files(kept + list(walk_files(os.path.join(ch, "sessions"))), home, out)
     sid = None
     for rel in files:

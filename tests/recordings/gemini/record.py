@@ -20,8 +20,8 @@ import json, os, subprocess, sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
-from recording_kit import (CLIENTS, FAKES, FILES, MID, client_env, copy_session_files, fake_server, main,  # noqa: E402
-                           prepare, run_client, scratch_root, write_meta, write_received)
+from recording_kit import (CLIENTS, FAKES, FILES, MID, client_env, copy_session_files, fake_server,  # noqa: E402
+                           fixed_rows, main, numbered_calls, prepare, run_client, scratch_root, write_meta, write_received)
 
 JS = os.environ.get("GEMINI_JS", os.path.join(CLIENTS, "@google/gemini-cli/bundle/gemini.js"))
 FAKE = os.environ.get("FAKE_GEMINI", os.path.join(FAKES, "gemini.py"))
@@ -63,10 +63,31 @@ SCENARIOS = {
         "All done: raised limit recorded."]},
 }
 
+# `doctor whatif`: one session recorded under tools.truncateToolOutputThreshold at several values, in one scratch
+# folder (same cwd and HOME, call ids given by the script), so a replay of one recording under another's
+# settings can be checked against what the model really received there. Outputs: 5,100 / 20,400 / 45,900 /
+# 102,000 chars of ASCII rows, 25,500 chars of Cyrillic rows, a small read_file, and last 163,200 chars of rows (cut
+# under every threshold, and never masked: no request follows it); the rest together stays under output masking's
+# thresholds, so only the truncation threshold differs between the recordings.
+WHATIF_STEPS = [[{"name": "run_shell_command", "args": {"command": fixed_rows(rows), "description": "fixed rows"}}]
+                for rows in (100, 400, 900, 2000)] + [
+    [{"name": "run_shell_command", "args": {"command": fixed_rows(500, cyrillic=True),
+                                            "description": "fixed Cyrillic rows"}}],
+    [{"name": "read_file", "args": {"file_path": "{W}/notes.txt"}}],
+    # over every threshold recorded: each recording names its tool-outputs folder at least once
+    [{"name": "run_shell_command", "args": {"command": fixed_rows(3200), "description": "fixed rows"}}],
+    "All done: what-if session recorded."]
+WHATIF_SETTINGS = {"whatif/default": None, "whatif/threshold-10000": 10000, "whatif/threshold-60000": 60000,
+                   "whatif/threshold-150000": 150000}
+for number, (scenario, threshold) in enumerate(WHATIF_SETTINGS.items()):
+    SCENARIOS[scenario] = {"port": 18350 + number, "steps": numbered_calls(WHATIF_STEPS, "call_", 6),
+                           "scratch": "whatif",
+                           **({"settings": {"tools": {"truncateToolOutputThreshold": threshold}}} if threshold else {})}
+
 
 def record(name):
     sc = SCENARIOS[name]
-    base, home, w, out, spath = prepare(ROOT, HERE, name, sc["steps"], FILES)
+    base, home, w, out, spath = prepare(ROOT, HERE, name, sc["steps"], FILES, scratch=sc.get("scratch"))
     g = os.path.join(home, ".gemini")
     os.makedirs(g)
     with open(os.path.join(g, "settings.json"), "w") as f:

@@ -1,0 +1,169 @@
+"""Gemini CLI 0.61.0's output masking (`ToolOutputMaskingService.mask`), replayed over a session's results.
+
+Before every request the CLI walks the function responses already in the history from the newest back,
+adding up their estimated tokens (`estimateTokenCountSync`: name and `JSON.stringify(response)` lengths
+÷ 4); past `protectionThresholdTokens` every older one is prunable, and once the prunable ones reach
+`minPrunableThresholdTokens` each is replaced by a `<tool_output_masked>` preview of a file. The file's
+name ends in `Math.random().toString(36).substring(7)`, so a result masked only under the replayed
+settings has a length known to within that suffix (unknown, bounded); one masked in the session and
+under the replayed settings from the same text keeps the session's text.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from doctor.core.jsvalues import js_len
+from doctor.core.sentinels import PERSISTED_STUB
+from doctor.whatif.model import Outcome, ReplayInput, unknown
+from doctor.whatif.utf16 import js_head, js_tail
+
+PROTECTION = "contextManagement.tools.outputMasking.protectionThresholdTokens"
+MIN_PRUNABLE = "contextManagement.tools.outputMasking.minPrunableThresholdTokens"
+PROTECT_LATEST = "contextManagement.tools.outputMasking.protectLatestTurn"
+OPEN_TAG = "<tool_output_masked>"
+CLOSE = "\n</tool_output_masked>"
+AVAILABLE_AT = re.compile(r"\n\nOutput too large\. Full output available at: (.*)\n</tool_output_masked>$")
+EXEMPT_TOOLS = frozenset({"activate_skill", "ask_user", "enter_plan_mode", "exit_plan_mode"})
+SHELL_TOOL = "run_shell_command"
+CHARS_PER_TOKEN = 4
+RANDOM_SUFFIX = (0, 16)  # chars `Math.random().toString(36).substring(7)` may leave
+SECTIONS = re.compile(r"^(Output|Error|Exit Code|Signal|Background PIDs|Process Group PGID): ", re.M)
+
+
+@dataclass(frozen=True, slots=True)
+class Config:
+    protection: float = 50_000
+    min_prunable: float = 30_000
+    protect_latest: bool = True
+
+    @classmethod
+    def from_settings(cls, settings: Mapping[str, float]) -> Config:
+        return cls(settings.get(PROTECTION, 50_000), settings.get(MIN_PRUNABLE, 30_000),
+                   bool(settings.get(PROTECT_LATEST, 1.0)))
+
+
+def masked_file(text: str) -> str | None:
+    """The file a masking notice points to."""
+    found = AVAILABLE_AT.search(text[-4096:])
+    return found.group(1) if found else None
+
+
+def estimate(tool: str, output: str) -> float:
+    """`estimateFunctionResponseTokens` of a `{output}` response, before `estimateTokenCountSync` floors it."""
+    return (js_len(tool) + js_len(json.dumps({"output": output}, ensure_ascii=False, separators=(",", ":")))) \
+        / CHARS_PER_TOKEN
+
+
+def mask(inputs: Sequence[ReplayInput], outcomes: Sequence[Outcome], config: Config) -> list[Outcome]:
+    """`outcomes` (each result as the truncation layer left it) after the masking that runs before each
+    request; a result whose masking depends on something unknown becomes unknown."""
+    texts = [outcome.text for outcome in outcomes]
+    masked = [False] * len(inputs)
+    undecided = [False] * len(inputs)
+    requests = sorted({one.facts.get("content_index", 0) for one in inputs})
+    for pending in requests:
+        last = pending - 2 if config.protect_latest else pending - 1
+        scanned = [i for i, one in enumerate(inputs) if one.facts.get("content_index", 0) <= last]
+        _mask_once(inputs, texts, scanned, masked, undecided, config)
+    result = []
+    for i, (one, outcome) in enumerate(zip(inputs, outcomes)):
+        if outcome.text is None:
+            result.append(outcome)  # unknown already, for its own reason
+        elif undecided[i]:
+            result.append(unknown("output masking may have masked it: an older result's size is unknown",
+                                  high=js_len(outcome.text)))
+        elif not masked[i]:
+            result.append(outcome)
+        elif one.recorded.startswith(OPEN_TAG) and outcome.text is not None and outcome.text == one.facts.get("premask"):
+            result.append(Outcome(one.recorded, PERSISTED_STUB))  # masked in the session, from the same text
+        else:
+            size = _masked_size(one.tool, outcome.text, one)
+            result.append(unknown("output masking would mask it; the file it names ends in a random suffix",
+                                  size + RANDOM_SUFFIX[0], size + RANDOM_SUFFIX[1], PERSISTED_STUB))
+    return result
+
+
+def _mask_once(inputs, texts, scanned, masked, undecided, config: Config) -> None:
+    cumulative, boundary, prunable_tokens = 0, False, 0
+    prunable: list[int] = []
+    for i in reversed(scanned):
+        one = inputs[i]
+        if one.tool in EXEMPT_TOOLS or masked[i] or one.field != "output":
+            continue
+        if texts[i] is None:
+            if not masked[i]:
+                undecided[i] = True
+            for j in scanned:
+                if j < i and not masked[j]:
+                    undecided[j] = True
+            return
+        tokens = math.floor(estimate(one.tool, texts[i]))
+        if not boundary:
+            cumulative += tokens
+            if cumulative > config.protection:
+                boundary = True
+                prunable_tokens += tokens
+                prunable.append(i)
+        else:
+            prunable_tokens += tokens
+            prunable.append(i)
+    if prunable_tokens < config.min_prunable:
+        return
+    for i in prunable:
+        tokens = math.floor(estimate(inputs[i].tool, texts[i]))
+        low = math.floor(estimate(inputs[i].tool, snippet(inputs[i].tool, texts[i], inputs[i], RANDOM_SUFFIX[0])))
+        high = math.floor(estimate(inputs[i].tool, snippet(inputs[i].tool, texts[i], inputs[i], RANDOM_SUFFIX[1])))
+        if tokens - high > 0:
+            masked[i] = True
+        elif tokens - low > 0:
+            undecided[i] = True
+
+
+def _masked_size(tool: str, text: str | None, one: ReplayInput) -> int:
+    """The snippet's length without the file name's random suffix (0 for an unknown text)."""
+    return 0 if text is None else js_len(snippet(tool, text, one, 0))
+
+
+def snippet(tool: str, text: str, one: ReplayInput, suffix: int) -> str:
+    """`formatMaskedSnippet` for this result, its file name's random part `suffix` chars long."""
+    preview = shell_preview(text) if tool == SHELL_TOOL else _json_preview(text)
+    name = f"{_safe(tool).lower()}_{_safe(one.call_id or '').lower()}_{'a' * suffix}.txt"
+    path = f"{one.facts.get('folder', '')}/session-{_safe(one.facts.get('session_id', ''))}/{name}"
+    return f"{OPEN_TAG}\n{preview}\n\nOutput too large. Full output available at: {path}{CLOSE}"
+
+
+def _safe(part: str) -> str:
+    return re.sub(r"[^a-zA-Z0-9_-]", "_", part)
+
+
+def _json_preview(text: str) -> str:
+    content = '{\n  "output": ' + json.dumps(text, ensure_ascii=False) + "\n}"
+    if js_len(content) <= 500:
+        return content
+    return f"{js_head(content, 250)}\n... [TRUNCATED] ...\n{js_tail(content, 250)}"
+
+
+def shell_preview(content: str) -> str:
+    """`formatShellPreview` of a `{output}` response."""
+    parts = SECTIONS.split(content)
+    if len(parts) < 3:
+        return _simple_preview(content)
+    previews = []
+    if parts[0].strip():
+        previews.append(_simple_preview(parts[0].strip()))
+    for at in range(1, len(parts), 2):
+        name, section = parts[at], (parts[at + 1].strip() if at + 1 < len(parts) else "")
+        previews.append(f"Output: {_simple_preview(section)}" if name == "Output" else f"{name}: {section}")
+    return "\n".join(previews)
+
+
+def _simple_preview(content: str) -> str:
+    lines = content.split("\n")
+    if len(lines) <= 20:
+        return content
+    return "\n".join(lines[:10]) + f"\n\n... [{len(lines) - 20} lines omitted] ...\n\n" + "\n".join(lines[-10:])
