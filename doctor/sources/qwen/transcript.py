@@ -17,14 +17,14 @@ from array import array
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 
 from orjson import loads as _orjson_loads
 
 from doctor.core.jsvalues import MeasuredText, js_len, js_stringify_len, js_truthy
 from doctor.core.rawjson import ShortenedLine, offset_in, scan_line, string_span, token_head
 from doctor.core.sentinels import SENTINEL_PREFIXES
-from doctor.sources.base import SideChannelCopy, SourceError, SourceIssue
+from doctor.sources.base import SideChannelCopy, SourceError, SourceIssue, restored_issue, stored_issue
 from doctor.sources.jsonl import is_valid_utf8, iter_mapped_lines
 from doctor.sources.qwen.records import (
     FAST_ERRORS,
@@ -44,6 +44,9 @@ from doctor.sources.qwen.records import (
     normalized_record,
     parse_line,
 )
+
+if TYPE_CHECKING:
+    from doctor.core.stored import StoredIndex
 
 NO_PARENT = -1
 # Kind codes: what the history rebuild needs to know about a chain record without reading it.
@@ -71,6 +74,12 @@ class ChainGap:
 
     child_uuid: str
     missing_parent_uuid: str
+
+
+# TranscriptIndex's per-record columns and their array typecodes.
+_COLUMNS = (("_parent", "q"), ("_offset", "q"), ("_length", "q"), ("_message_at", "q"), ("_message_length", "q"),
+            ("_type", "b"), ("_output_at", "q"), ("_output_end", "q"), ("_output_units", "q"), ("_kind", "b"),
+            ("_ui_kind", "b"))
 
 
 @dataclass
@@ -104,6 +113,39 @@ class TranscriptIndex:
     _position: dict[int, int] = field(default_factory=dict)  # records salvaged from a glued line
     _extra_fragments: dict[int, list[tuple[int, int]]] = field(default_factory=dict)
     leaf: int | None = None
+
+    def stored(self) -> StoredIndex:
+        from doctor.core.stored import StoredIndex
+
+        return StoredIndex(
+            [stored_issue(issue) for issue in self.issues],
+            (self.ui_display.count, self.ui_display.chars), self.first_record, self.session_ids, self._uuids,
+            [getattr(self, name).tobytes() for name, _ in _COLUMNS], self._subtypes, self._position,
+            self._extra_fragments, self.leaf)
+
+    @classmethod
+    def from_stored(cls, path: Path, stored: StoredIndex) -> TranscriptIndex:
+        """The index `stored` was made from. Raises ValueError when its parts disagree (a column of
+        another length, an id beyond the uuids)."""
+        records = len(stored.uuids)
+        index = cls(path, [restored_issue(path, issue) for issue in stored.issues],
+                    SideChannelCopy("ui-display", *stored.ui_display), stored.first_record, stored.session_ids,
+                    {uuid: ident for ident, uuid in enumerate(stored.uuids)}, stored.uuids)
+        if len(index._ids) != records or len(stored.columns) != len(_COLUMNS):
+            raise ValueError("stored index uuids or columns disagree")
+        for (name, typecode), data in zip(_COLUMNS, stored.columns):
+            column = array(typecode)
+            column.frombytes(data)
+            if len(column) != records:
+                raise ValueError(f"stored index column {name} holds {len(column)} entries for {records} records")
+            setattr(index, name, column)
+        ids = [*stored.subtypes, *stored.position, *stored.extra_fragments, *(() if stored.leaf is None else (stored.leaf,))]
+        if (ids and not 0 <= min(ids) <= max(ids) < records) or (records and not NO_PARENT <= min(index._parent)
+                                                                  <= max(index._parent) < records):
+            raise ValueError("stored index names a record it does not hold")
+        index._subtypes, index._position, index._extra_fragments = stored.subtypes, stored.position, stored.extra_fragments
+        index.leaf = stored.leaf
+        return index
 
     def _id(self, uuid: str) -> int:
         ident = self._ids.get(uuid)
