@@ -83,13 +83,9 @@ def open_private(root: Path, *names: str) -> PrivateFolder:
     root.parent.mkdir(parents=True, exist_ok=True)  # the user's cache folder: theirs, symlinked or not
     descriptor = os.open(root.parent, os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_CLOEXEC", 0))
     path = root.parent
-    try:
-        for name in (root.name, *names):
-            path = path / name
-            descriptor = _open_child(descriptor, name, path)
-    except BaseException:
-        os.close(descriptor)
-        raise
+    for name in (root.name, *names):
+        path = path / name
+        descriptor = _open_child(descriptor, name, path)  # closes the parent, also when it raises
     return PrivateFolder(descriptor, path)
 
 
