@@ -25,7 +25,7 @@ from doctor.core.jsvalues import MeasuredText, js_len, js_stringify_len, js_trut
 from doctor.core.rawjson import ShortenedLine, offset_in, scan_line, string_span, token_head
 from doctor.core.sentinels import SENTINEL_PREFIXES
 from doctor.sources.base import SideChannelCopy, SourceError, SourceIssue, restored_issue, stored_issue
-from doctor.sources.jsonl import is_valid_utf8, iter_mapped_lines
+from doctor.sources.jsonl import LINE_CAP, content_span, is_valid_utf8, iter_mapped_lines, opens_value, over_cap_issue
 from doctor.sources.qwen.records import (
     FAST_ERRORS,
     INDEX_DECODER,
@@ -470,6 +470,9 @@ def extend_index(index: TranscriptIndex, start: int = 0, lines_before: int = 0, 
             break
         number += 1
         end, lines = offset + stop - begin + terminated, number
+        if buffer is None:  # longer than LINE_CAP: measured, not read
+            index.issues.append(over_cap_issue(path, number, stop - begin))
+            continue
         scanned = scan(view, begin, stop, SHORTEN_FROM) if index.first_record is not None else None
         if scanned is not None:
             # The fast path: a line that is one record, decoded field by field (its long strings,
@@ -483,16 +486,22 @@ def extend_index(index: TranscriptIndex, start: int = 0, lines_before: int = 0, 
             else:
                 if add_fields(fields, number, offset, buffer, view, begin, stop, shortened):
                     continue
-        _index_line(index, buffer[begin:stop], number, offset, terminated)
+        _index_line(index, buffer, begin, stop, number, offset, terminated)
     return end, lines
 
 
-def _index_line(index: TranscriptIndex, raw: bytes, number: int, offset: int, terminated: bool) -> None:
-    """The full path for one line: every object `parse_line` finds, and what was wrong with it."""
+def _index_line(index: TranscriptIndex, buffer, begin: int, stop: int, number: int, offset: int, terminated: bool) -> None:
+    """The full path for one line (`buffer[begin:stop]`): every object `parse_line` finds, and what was
+    wrong with it. A line no value opens and with no "{" to salvage an object from (a crash's NUL
+    bytes) is reported as parse_line would, without copying it."""
     path = index.path
-    stripped = raw.strip()
-    if not stripped:
+    first, last = content_span(buffer, begin, stop)
+    if first == last:
         return
+    if not opens_value(buffer[first]) and buffer.find(b"{", first, last) < 0:
+        index.issues.append(_line_issue(path, number, "invalid JSON", terminated, 0, last - first))
+        return
+    stripped = buffer[first:last]
     values, problem = parse_line(stripped)
     if problem is not None:
         index.issues.append(_line_issue(path, number, problem, terminated, len(values), len(stripped)))
@@ -690,7 +699,7 @@ class ChainRecords:
 
     def _read(self, handle, offset: int, slot: int) -> dict | None:
         handle.seek(offset)
-        values, _ = parse_line(handle.readline().strip())
+        values, _ = parse_line(handle.readline(LINE_CAP + 1).strip())  # the line indexed was at most that
         if slot >= len(values):
             raise SourceError(self.index.path, "changed while being read (a record moved)")
         return normalized_record(values[slot])
