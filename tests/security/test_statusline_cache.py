@@ -26,6 +26,7 @@ ROOT = Path(__file__).resolve().parents[2]
 RECORDING = next((ROOT / "tests/recordings/claude/big-outputs/home/.claude/projects").glob("*/*.jsonl"))
 LINE_START = "doctor: "
 REFUSED = "not using the cache folder"
+VICTIM_TEXT = "the user's own file\n"
 
 
 def _run(home: Path, cache: Path, *args: str, stdin: bytes = b"") -> subprocess.CompletedProcess:
@@ -141,37 +142,39 @@ def test_a_symlink_planted_on_the_way_to_the_cache_is_not_followed(world, other_
     assert list(victim.iterdir()) == [], "followed the planted link"
 
 
+def _link_in_their_folder(shared: Path, other_user, folder: str, name: str, tmp_path: Path) -> Path:
+    """Another user's `doctor/<folder>/`, open to all, holding `name` as a link to a file of the user's
+    (0644); that file."""
+    planted = _foreign_folder(shared / "doctor" / folder, other_user, 0o777)
+    other_user.own(planted.parent)
+    victim = tmp_path / "victim.conf"
+    victim.write_text(VICTIM_TEXT)
+    os.chmod(victim, 0o644)
+    (planted / name).symlink_to(victim)
+    other_user.own(planted / name)
+    return victim
+
+
 def test_last_error_is_not_written_through_a_planted_link(world, other_user, tmp_path):
     home, _, shared = world
-    folder = _foreign_folder(shared / "doctor" / "statusline", other_user, 0o777)
-    other_user.own(folder.parent)
-    victim = tmp_path / "victim.conf"
-    victim.write_text("the user's own file\n")
-    (folder / "last-error.txt").symlink_to(victim)
-    other_user.own(folder / "last-error.txt")
+    victim = _link_in_their_folder(shared, other_user, "statusline", "last-error.txt", tmp_path)
     unreadable = home / "session.jsonl"
     unreadable.write_bytes(b"\x00\x01 not a session\n")
     done = _run(home, shared, "statusline", "qwen", stdin=json.dumps(
         {"session_id": "s", "transcript_path": str(unreadable), "cwd": str(home)}).encode())
     assert (done.returncode, done.stdout) == (0, "doctor: —\n".encode())
-    assert victim.read_text() == "the user's own file\n" and oct(victim.stat().st_mode & 0o777) != oct(0o600)
+    assert victim.read_text() == VICTIM_TEXT and victim.stat().st_mode & 0o777 == 0o644
     assert done.stderr.decode().count(REFUSED) == 1, done.stderr
 
 
 def test_the_full_report_is_not_written_through_a_planted_link(world, other_user, tmp_path):
     home, transcript, shared = world
-    folder = _foreign_folder(shared / "doctor" / "reports", other_user, 0o777)
-    other_user.own(folder.parent)
-    victim = tmp_path / "victim.conf"
-    victim.write_text("the user's own file\n")
-    os.chmod(victim, 0o644)
     session_id = json.loads(transcript.read_bytes().splitlines()[0])["sessionId"]
-    (folder / f"claude-{session_id}.txt").symlink_to(victim)
-    other_user.own(folder / f"claude-{session_id}.txt")
+    victim = _link_in_their_folder(shared, other_user, "reports", f"claude-{session_id}.txt", tmp_path)
     done = _run(home, shared, "slash", "claude", "--transcript", str(transcript))
     assert done.returncode in (0, 3) and "Traceback" not in done.stderr.decode()
     assert done.stdout.decode().startswith("doctor memory — claude session") and "Full report" not in done.stdout.decode()
-    assert victim.read_text() == "the user's own file\n" and victim.stat().st_mode & 0o777 == 0o644
+    assert victim.read_text() == VICTIM_TEXT and victim.stat().st_mode & 0o777 == 0o644
     assert done.stderr.decode().count(REFUSED) == 1, done.stderr
 
 

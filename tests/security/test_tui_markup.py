@@ -12,7 +12,6 @@ Each shows the literal text, with no style or action taken from it.
 from __future__ import annotations
 
 import asyncio
-import functools
 import io
 import threading
 from pathlib import Path
@@ -27,6 +26,7 @@ from doctor.tui.provider import CallableProvider, StaticProvider
 from doctor.tui.screens.detail import ResultDetailScreen
 from doctor.tui.screens.memory import MemoryScreen
 from tests.tui.helpers import build
+from tests.tui.test_journeys import run_async, wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
 RECORDING = ROOT / "tests/recordings/qwen/errors/session.jsonl"
@@ -34,14 +34,6 @@ SIZE = (120, 34)
 # File names as a stranger's archive or repository may hold them: styling, an action. (A closing tag
 # needs a "/", so only a path holds one: "a[/nope]b.jsonl" is the file "nope]b.jsonl" in the folder "a[".)
 HOSTILE_NAMES = ("x[bold red]RED.jsonl", "[@click=app.quit]quit.jsonl")
-
-
-def run_async(test):
-    @functools.wraps(test)
-    def wrapper(*args, **kwargs):
-        return asyncio.run(test(*args, **kwargs))
-
-    return wrapper
 
 
 def screen_text(app) -> str:
@@ -56,14 +48,6 @@ def styled(content) -> list[str]:
     """The styles and actions a widget's content carries (a Text's spans, a Content's)."""
     spans = getattr(content, "spans", ())
     return [str(span.style) for span in spans if span.style]
-
-
-async def wait_for(pilot, condition, tries: int = 200) -> None:
-    for _ in range(tries):
-        if condition():
-            return
-        await pilot.pause(0.02)
-    assert condition()
 
 
 def _hostile_copy(tmp_path: Path, name: str) -> Path:
