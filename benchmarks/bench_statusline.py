@@ -142,7 +142,8 @@ def main() -> None:
     measured = "\n".join([
         "# Status line and small-session report: time over interpreter start-up",
         "",
-        f"`python benchmarks/bench_statusline.py --mb {args.mb} --repeats {args.repeats}` "
+        f"`python benchmarks/bench_statusline.py --mb {args.mb} --repeats {args.repeats}"
+        f"{f' --baseline {args.baseline}' if args.baseline else ''}` "
         f"({time.strftime('%Y-%m-%d %H:%M')}, Python {sys.version.split()[0]}, {os.cpu_count()} CPUs shared with other "
         f"sessions; load average {load_before[0]:.1f} before, {load_after[0]:.1f} after).",
         "",

@@ -8,7 +8,7 @@ down is opened relative to the one above with `O_NOFOLLOW` (made 0700 when missi
 only when it is a directory owned by the user; one of the user's own that group or others could
 write (an older doctor made `doctor/` with the umask's mode) is first made 0700 through the
 descriptor. Files are read the same way: `O_NOFOLLOW`, regular, the user's, not writable by
-others, at most a stated size. Writes are `writes.write_atomic_at` in the open folder. A folder
+others, at most a stated size. Writes are `writes.write_private_at` in the open folder. A folder
 refused means working without it: the caller goes on, and the reason is said once on stderr.
 """
 
@@ -64,10 +64,10 @@ class PrivateFolder:
         return data if len(data) <= limit else None
 
     def write(self, name: str, data: bytes) -> None:
-        """Replace `name` with `data` in one step, 0600 (`writes.write_atomic_at`)."""
-        from doctor.safety.writes import write_atomic_at
+        """Replace `name` with `data` in one step, 0600 (`writes.write_private_at`; no fsync: a cache)."""
+        from doctor.safety.writes import write_private_at
 
-        write_atomic_at(self.descriptor, name, data)
+        write_private_at(self.descriptor, name, data)
 
 
 def cache_root() -> Path:
