@@ -36,7 +36,8 @@ DROP_EVERY = 1 << 23
 # (its length is found without holding it) and reported as an input issue naming the file and
 # line; nothing of it is decoded. Why this size: docs/security.md, "Giant lines".
 LINE_CAP = 256 << 20
-# A newline is looked for this far at a time; past it, the pages the search passed are dropped.
+# A newline is looked for this far at a time; past it, the pages the search passed are dropped. Only a
+# line longer than this is checked against LINE_CAP by the map readers: the window must stay below the cap.
 SEARCH_WINDOW = 1 << 23
 
 
@@ -125,7 +126,7 @@ def iter_line_spans(path: Path, *, start: int = 0) -> Iterator[tuple[int, bytes 
     For hot loops that decode each line once and drop it: a line inside one read
     chunk is a span of that chunk, a line spanning chunks is joined into its own
     buffer (up to LINE_CAP: past it the pieces are dropped, only counted). Every line
-    is given, including a last, possibly empty, unterminated one.
+    is given, a last unterminated one too, as `iter_mapped_lines` gives them.
     """
     with open_session_file(path) as handle:
         handle.seek(start)
@@ -144,10 +145,10 @@ def iter_line_spans(path: Path, *, start: int = 0) -> Iterator[tuple[int, bytes 
                 end = find(b"\n", begin)
                 if end < 0:
                     held += len(chunk) - begin
-                    if held <= LINE_CAP:
-                        pending.append(chunk[begin:])
-                    else:
+                    if held > LINE_CAP:
                         pending.clear()
+                    elif begin < len(chunk):
+                        pending.append(chunk[begin:])
                     break
                 if held:
                     length = held + end - begin

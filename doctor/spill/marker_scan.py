@@ -94,7 +94,7 @@ def _read_runs(path: Path, chunk_size: int) -> Iterator[tuple[bytes, int, int]]:
                 chunk, ended = chunk[first:], ended - first
                 held = 0
                 if not ended:
-                    pending, held = [chunk], len(chunk)
+                    pending, held = ([chunk], len(chunk)) if chunk else ([], 0)
                     continue
             data = b"".join((*pending, chunk)) if pending else chunk
             whole = len(data) - (len(chunk) - ended)
@@ -103,6 +103,6 @@ def _read_runs(path: Path, chunk_size: int) -> Iterator[tuple[bytes, int, int]]:
             held = len(data) - whole
         if held > LINE_CAP:
             yield b" ", 0, 1
-        elif pending:
+        elif held:
             rest = b"".join(pending)
             yield rest, 0, len(rest)
