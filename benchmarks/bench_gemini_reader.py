@@ -26,7 +26,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_qwen_reader import _Texts  # noqa: E402  the same realistic text for every agent's benchmark
-from reader_bench import ROOT, compare  # noqa: E402
+from reader_bench import ROOT, compare, tree_mode  # noqa: E402
 
 SOURCE = next((ROOT / "tests/recordings/gemini/big-outputs/home/.gemini/tmp").glob("*/chats/session-*.jsonl"))
 OUTPUT_KEYS = frozenset({"resultDisplay", "output"})
@@ -79,12 +79,14 @@ def main() -> None:
     parser.add_argument("--format", choices=("jsonl", "json"), default="jsonl")
     parser.add_argument("--keep", type=Path, help="write the session there (reused if it exists)")
     parser.add_argument("--pure", action="store_true", help="also run the reader with DOCTOR_PURE_PYTHON=1")
+    parser.add_argument("--baseline-tree", type=Path, help="also run the reader of this checkout (e.g. main's)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="bench-gemini-") as scratch:
         path = args.keep or Path(scratch) / f"session-2026-12-02T11-36-synthetic.{args.format}"
         if not path.exists():
             print(f"{synthesise(path, args.mb, args.format)} copies of {SOURCE.name} written to {path}", file=sys.stderr)
-        modes = {"reader": {}, **({"reader (DOCTOR_PURE_PYTHON=1)": {"DOCTOR_PURE_PYTHON": "1"}} if args.pure else {})}
+        modes = {"reader": {}, **({"reader (DOCTOR_PURE_PYTHON=1)": {"DOCTOR_PURE_PYTHON": "1"}} if args.pure else {}),
+                 **tree_mode(args.baseline_tree)}
         print(compare(path, args.repeat, modes))
 
 

@@ -194,9 +194,12 @@ def child(kind: str, path: str) -> None:
     print(json.dumps({"seconds": seconds, "peak_kib": status["VmHWM"], "status_kib": status, "result": result}))
 
 
-def measure(kind: str, path: Path) -> dict:
+def measure(kind: str, path: Path, tree: Path | None = None) -> dict:
+    """One child run; `tree`: the reader of that checkout instead of this one (`--baseline-tree`)."""
+    env = {**os.environ, "PYTHONPATH": str(tree)} if tree else None
     output = subprocess.run(
-        [sys.executable, __file__, "--child", kind, str(path)], check=True, capture_output=True, text=True, cwd=ROOT
+        [sys.executable, __file__, "--child", kind, str(path)], check=True, capture_output=True, text=True, cwd=ROOT,
+        env=env,
     ).stdout
     return json.loads(output.strip().splitlines()[-1])
 
@@ -218,21 +221,27 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--out", type=Path, default=None, help="append a Markdown table to this file")
     parser.add_argument("--keep", type=Path, default=None, help="write the recording here, or reuse it")
+    parser.add_argument("--baseline-tree", type=Path, help="also run the reader of this checkout (e.g. main's)")
     parser.add_argument("--child", nargs=2, metavar=("KIND", "PATH"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         child(*args.child)
         return
+    if args.baseline_tree:
+        import compileall
+
+        compileall.compile_dir(args.baseline_tree / "doctor", quiet=1)
     load_before = os.getloadavg()
     with tempfile.TemporaryDirectory(prefix="bench-qwen-") as tmp:
         path = args.keep or Path(tmp) / "session.jsonl"
         records = generate(path, args.size_mb) if not path.exists() else sum(1 for _ in path.open("rb"))
         size = path.stat().st_size
-        kinds = [*available_decoders(), "reader"]
+        kinds = [*available_decoders(), "reader", *(["tree reader"] if args.baseline_tree else [])]
         runs: dict[str, list[dict]] = {kind: [] for kind in kinds}
         for _ in range(args.repeat):
             for kind in kinds:  # interleaved, so drift hits every kind alike
-                runs[kind].append(measure(kind, path))
+                tree = args.baseline_tree if kind == "tree reader" else None
+                runs[kind].append(measure("reader" if tree else kind, path, tree))
     load_after = os.getloadavg()
     medians = {
         kind: (statistics.median(r["seconds"] for r in rs), statistics.median(r["peak_kib"] for r in rs))
@@ -250,7 +259,8 @@ def main() -> None:
     ]
     for kind in kinds:
         seconds, peak = medians[kind]
-        label = f"baseline ({kind})" if kind != "reader" else "reader + retention counters"
+        label = {"reader": "reader + retention counters",
+                 "tree reader": f"reader of {args.baseline_tree}"}.get(kind, f"baseline ({kind})")
         every = ", ".join(f"{r['seconds']:.2f}" for r in runs[kind])
         anon = statistics.median(r["status_kib"].get("RssAnon", 0) for r in runs[kind]) / 1024
         mapped = statistics.median(r["status_kib"].get("RssFile", 0) for r in runs[kind]) / 1024
@@ -259,6 +269,11 @@ def main() -> None:
     pairs = [b["seconds"] / r["seconds"] for b, r in zip(runs[baseline_kind], runs["reader"])]
     lines += ["", f"× baseline per interleaved pair: {', '.join(f'{p:.2f}' for p in pairs)}",
               f"Reader result: {runs['reader'][0]['result']}"]
+    if args.baseline_tree:
+        tree_pairs = [t["seconds"] / r["seconds"] for r, t in zip(runs["reader"], runs["tree reader"])]
+        assert runs["tree reader"][0]["result"] == runs["reader"][0]["result"]
+        lines.append(f"reader of {args.baseline_tree} / this reader: median {statistics.median(tree_pairs):.2f}× "
+                     f"(pairs: {', '.join(f'{p:.2f}' for p in tree_pairs)})")
     text = "\n".join(lines)
     print(text)
     if args.out:

@@ -11,9 +11,12 @@ is then warm); each repeat appends one more copy of each recording (one more ses
 The small session is tests/recordings/qwen/oversized-alarm. The package's bytecode is compiled first, as
 an installed package's is. Every command runs as a fresh process through the installed `doctor` script,
 nice'd, the four kinds interleaved; medians are reported with the load average before and after.
+With `--baseline TREE` (a checkout of another commit, e.g. `git worktree add /tmp/main main`, with its C
+module built) both status lines of that tree also run, as the `doctor` script does with PYTHONPATH=TREE and a cache
+folder of their own, interleaved with the others, and the ratio of the times over start-up is reported.
 The measured block of benchmarks/RESULTS-statusline.md is rewritten; what follows its
 `<!-- notes -->` line is kept. Usage:
-    python benchmarks/bench_statusline.py [--mb 50] [--repeats 15]
+    python benchmarks/bench_statusline.py [--mb 50] [--repeats 15] [--baseline TREE]
 """
 
 from __future__ import annotations
@@ -46,7 +49,8 @@ NOTES = "<!-- notes -->"
 SMALL = ROOT / "tests/recordings/qwen/oversized-alarm/session.jsonl"
 DOCTOR = Path(sys.executable).parent / "doctor"
 GOAL_STATUSLINE, GOAL_MEMORY = 100, 150  # ms over start-up
-KINDS = ("bare", "claude", "qwen", "memory")
+# What the installed `doctor` script runs, for a tree given by PYTHONPATH.
+SCRIPT = "import sys; from doctor.cli import main; sys.exit(main())"
 
 
 def timed(command: list[str], env: dict, stdin: bytes = b"") -> tuple[float, float, bytes]:
@@ -60,10 +64,29 @@ def timed(command: list[str], env: dict, stdin: bytes = b"") -> tuple[float, flo
     return wall, cpu, done.stdout
 
 
+def baseline_lines(tree: Path, wall: dict, cpu: dict, lines: dict, cold: dict) -> list[str]:
+    """The baseline tree's status lines beside this one's: times over start-up and their ratio."""
+    commit = subprocess.run(["git", "-C", str(tree), "rev-parse", "--short", "HEAD"], capture_output=True,
+                            text=True).stdout.strip() or str(tree)
+    out = ["", f"Baseline: the same status lines of {commit} (its tree first on PYTHONPATH, its own cache folder), interleaved.", "",
+           "| status line | baseline wall over start-up | this | baseline CPU over start-up | this | baseline / this (wall) |",
+           "|---|---:|---:|---:|---:|---:|"]
+    for agent in ("claude", "qwen"):
+        base, this = f"base-{agent}", agent
+        assert lines[base] == lines[this], (lines[base], lines[this])
+        over = lambda table, kind: table[kind] - table["bare"]  # noqa: E731
+        out.append(f"| {agent} | {over(wall, base):.0f} | {over(wall, this):.0f} | {over(cpu, base):.0f} | "
+                   f"{over(cpu, this):.0f} | **{over(wall, base) / over(wall, this):.2f}×** |")
+    out.append(f"Cold (no index), wall ms: baseline Claude {cold['base-claude']:.0f}, Qwen {cold['base-qwen']:.0f}; "
+               f"this Claude {cold['claude']:.0f}, Qwen {cold['qwen']:.0f}.")
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mb", type=int, default=50)
     parser.add_argument("--repeats", type=int, default=15)
+    parser.add_argument("--baseline", type=Path, help="a checkout of the commit to compare with")
     args = parser.parse_args()
     compileall.compile_dir(ROOT / "doctor", quiet=1)
     load_before = os.getloadavg()
@@ -86,18 +109,27 @@ def main() -> None:
                      json.dumps({"session_id": "bench", "workspace": {"current_dir": str(project)}}).encode()),
             "memory": ([str(DOCTOR), "memory", "--json", str(SMALL)], b""),
         }
-        cold = {kind: timed(commands[kind][0], env, commands[kind][1])[0] for kind in ("claude", "qwen")}
+        envs = {kind: env for kind in commands}
+        if args.baseline:
+            compileall.compile_dir(args.baseline / "doctor", quiet=1)
+            base_env = {**env, "PYTHONPATH": str(args.baseline), "XDG_CACHE_HOME": str(Path(scratch) / "base-cache")}
+            for agent in ("claude", "qwen"):
+                commands[f"base-{agent}"] = ([sys.executable, "-P", "-c", SCRIPT, *commands[agent][0][1:]], commands[agent][1])
+                envs[f"base-{agent}"] = base_env
+        kinds = tuple(commands)
+        cold = {kind: timed(commands[kind][0], envs[kind], commands[kind][1])[0] for kind in kinds if "claude" in kind
+                or "qwen" in kind}
         sizes = {"claude": claude.stat().st_size, "qwen": qwen.stat().st_size}
-        times: dict[str, list[tuple[float, float]]] = {kind: [] for kind in KINDS}
+        times: dict[str, list[tuple[float, float]]] = {kind: [] for kind in kinds}
         lines: dict[str, bytes] = {}
         for _ in range(args.repeats):
             with open(claude, "a", encoding="utf-8") as handle:
                 handle.write(next(claude_chunks))
             with open(qwen, "ab") as handle:
                 handle.write(next(qwen_chunks)[0])
-            for kind in KINDS:
+            for kind in kinds:
                 command, stdin = commands[kind]
-                wall, cpu, lines[kind] = timed(command, env, stdin)
+                wall, cpu, lines[kind] = timed(command, envs[kind], stdin)
                 times[kind].append((wall, cpu))
         grown = {"claude": claude.stat().st_size, "qwen": qwen.stat().st_size}
     load_after = os.getloadavg()
@@ -110,7 +142,8 @@ def main() -> None:
     measured = "\n".join([
         "# Status line and small-session report: time over interpreter start-up",
         "",
-        f"`python benchmarks/bench_statusline.py --mb {args.mb} --repeats {args.repeats}` "
+        f"`python benchmarks/bench_statusline.py --mb {args.mb} --repeats {args.repeats}"
+        f"{f' --baseline {args.baseline}' if args.baseline else ''}` "
         f"({time.strftime('%Y-%m-%d %H:%M')}, Python {sys.version.split()[0]}, {os.cpu_count()} CPUs shared with other "
         f"sessions; load average {load_before[0]:.1f} before, {load_after[0]:.1f} after).",
         "",
@@ -138,6 +171,7 @@ def main() -> None:
         f"CPU over start-up {cpu['qwen'] - cpu['bare']:.0f} ms.",
         f"- `doctor memory --json`, small session, wall over start-up: {verdict(wall['memory'] - wall['bare'], GOAL_MEMORY)}; "
         f"CPU over start-up {cpu['memory'] - cpu['bare']:.0f} ms.",
+        *(baseline_lines(args.baseline, wall, cpu, lines, cold) if args.baseline else ()),
         "",
         f"Raw wall (ms): start-up {raw('bare', 0)}; Claude {raw('claude', 0)}; Qwen {raw('qwen', 0)}; "
         f"memory --json {raw('memory', 0)}.",

@@ -124,7 +124,22 @@ def compare(path: Path, repeat: int, modes: dict[str, dict] | None = None) -> st
         lines.append(f"| {name} | {seconds:.3f} | {mb / seconds:,.0f} | **{base / seconds:.2f}×** | {peak:.1f} | {raw} |")
     results = {json.dumps(r["result"], sort_keys=True) for name in modes for r in runs[name]}
     lines += ["", f"Reader result (identical in every mode and run: {len(results) == 1}): {sorted(results)[0]}"]
+    first, *others = modes
+    for other in others:  # e.g. the same reader from another tree: its time over this one's, pair by pair
+        pairs = [o["seconds"] / f["seconds"] for f, o in zip(runs[first], runs[other])]
+        lines.append(f"{other} / {first}: median {statistics.median(pairs):.2f}× (pairs: "
+                     f"{', '.join(f'{p:.2f}' for p in pairs)})")
     return "\n".join(lines)
+
+
+def tree_mode(tree: Path | None) -> dict[str, dict]:
+    """The reader of another checkout (`--baseline-tree`, e.g. main's), run from its own tree."""
+    if tree is None:
+        return {}
+    import compileall
+
+    compileall.compile_dir(tree / "doctor", quiet=1)  # as this tree's are: imports are not what is timed
+    return {f"reader of {tree}": {"PYTHONPATH": str(tree)}}
 
 
 def bench_main(description: str, synthesise: Callable[[Path, int], int], source: Path, file_name: str) -> None:
@@ -136,12 +151,14 @@ def bench_main(description: str, synthesise: Callable[[Path, int], int], source:
     parser.add_argument("--repeat", type=int, default=7)
     parser.add_argument("--keep", type=Path, help="write the session there (reused if it exists)")
     parser.add_argument("--pure", action="store_true", help="also run the reader with DOCTOR_PURE_PYTHON=1")
+    parser.add_argument("--baseline-tree", type=Path, help="also run the reader of this checkout (e.g. main's)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="bench-reader-") as scratch:
         path = args.keep or Path(scratch) / file_name
         if not path.exists():
             print(f"{synthesise(path, args.mb)} copies of {source.name} written to {path}", file=sys.stderr)
-        modes = {"reader": {}, **({"reader (DOCTOR_PURE_PYTHON=1)": {"DOCTOR_PURE_PYTHON": "1"}} if args.pure else {})}
+        modes = {"reader": {}, **({"reader (DOCTOR_PURE_PYTHON=1)": {"DOCTOR_PURE_PYTHON": "1"}} if args.pure else {}),
+                 **tree_mode(args.baseline_tree)}
         print(compare(path, args.repeat, modes))
 
 

@@ -79,9 +79,9 @@ def test_snapshot_written_or_refused(session, monkeypatch, tmp_path):
     from doctor.process import SnapshotRefused
     from doctor.process.snapshots import SnapshotResult
 
-    monkeypatch.setattr(slash, "write_tracemalloc_snapshot", lambda: SnapshotResult(tmp_path / "s.pickle", False))
+    monkeypatch.setattr(slash, "write_tracemalloc_snapshot", lambda: SnapshotResult(tmp_path / "s.msgpack", False))
     written = slash.handle("/doctor memory --snapshot", session)
-    assert written.kind == "info" and f"Heap snapshot written: {tmp_path / 's.pickle'}" in written.text
+    assert written.kind == "info" and f"Heap snapshot written: {tmp_path / 's.msgpack'}" in written.text
 
     def refuse():
         raise SnapshotRefused("memory pressure is high")

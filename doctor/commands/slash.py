@@ -2,7 +2,7 @@
 
 The command files `doctor install` writes call this; its stdout joins the model's context, so it
 prints the compact summary (`doctor.report.compact`) and writes the full text report, 0600, to
-doctor's cache folder, naming the file. ARGS are what the user typed after `/doctor:memory`
+doctor's private cache folder (`doctor.safety.private_folders`), naming the file. ARGS are what the user typed after `/doctor:memory`
 (`--top N`, `--paths short|full|hash`), as the one word the command file quotes. A session whose
 transcript does not exist yet (its first prompt) gets one short line and exit 0.
 """
@@ -20,6 +20,7 @@ from doctor.integrations import AGENTS
 from doctor.report.model import PATH_STYLES
 
 USAGE = "/doctor:memory [--top N] [--paths short|full|hash]"
+REPORTS = "reports"  # under <user cache dir>/doctor
 
 
 def register(subparsers) -> None:
@@ -82,7 +83,6 @@ def summary(path: Path, agent: str | None = None, top: int = 3, paths: str = "sh
     from dataclasses import replace
 
     from doctor.assemble import ReportOptions, report_with_spill_audit
-    from doctor.safety.writes import write_private
     from doctor.config import load_budget_overrides
     from doctor.report.compact import render_compact
     from doctor.report.render import render
@@ -95,19 +95,31 @@ def summary(path: Path, agent: str | None = None, top: int = 3, paths: str = "sh
                                                                 path_style=paths))
     except (SourceError, ValueError) as exc:
         return f"doctor: {exc}\n", exitcodes.USAGE_OR_INPUT
-    full: Path | None = report_file(session.agent, report.source.session_id or path.stem)
-    try:
-        full.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        write_private(full, render(report, "text", session=session))
-    except OSError as exc:
-        print(f"doctor: could not write the full report to {full}: {exc.strerror or exc}", file=sys.stderr)
-        full = None
+    full = write_report(session.agent, report.source.session_id or path.stem, render(report, "text", session=session))
     text = render_compact(replace(report, top=top), str(full) if full else None, top)
     return text, exitcodes.PARTIAL_INPUT if any(issue.severity == "warning" for issue in report.issues) else exitcodes.OK
 
 
-def report_file(agent: str, session_id: str) -> Path:
-    import platformdirs
+def write_report(agent: str, session_id: str, text: str) -> Path | None:
+    """Write the full report to `<cache>/doctor/reports/AGENT-SESSION.txt` (0600, replaced in one step)
+    and name it; None, said on stderr, when it could not be: the folder is not private (another
+    user's, a symlink) or the write failed."""
+    from doctor.safety.private_folders import private_cache_folder
 
+    folder = private_cache_folder(REPORTS)
+    if folder is None:
+        return None
+    name = report_name(agent, session_id)
+    with folder:
+        try:
+            folder.write(name, text.encode("utf-8", "backslashreplace"))
+        except OSError as exc:
+            print(f"doctor: could not write the full report to {folder.path / name}: {exc.strerror or exc}",
+                  file=sys.stderr)
+            return None
+    return folder.path / name
+
+
+def report_name(agent: str, session_id: str) -> str:
     safe = re.sub(r"[^A-Za-z0-9._-]", "_", session_id)[:120]
-    return Path(platformdirs.user_cache_dir("doctor")) / "reports" / f"{agent}-{safe}.txt"
+    return f"{agent}-{safe}.txt"

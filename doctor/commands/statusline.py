@@ -39,7 +39,7 @@ def plain_args(words: list[str]) -> SimpleNamespace | None:
 
 
 def run(args) -> int:
-    # A short run that unpickles an index of tens of thousands of objects: no cyclic collection.
+    # A short run that decodes an index of tens of thousands of objects: no cyclic collection.
     with cyclic_gc_paused():
         try:
             line = status(args.agent, sys.stdin.buffer.read(1 << 20))
@@ -84,12 +84,16 @@ def _text(value) -> str | None:
 
 
 def _log(message: str) -> None:
+    """The reason on stderr, and in `last-error.txt` of the private cache folder when there is one."""
     print(f"doctor statusline: {message}", file=sys.stderr)
-    try:
-        from doctor.statusline.cache import cache_dir
+    from doctor.safety.private_folders import private_cache_folder
+    from doctor.statusline.cache import FOLDER
 
-        folder = cache_dir()
-        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-        (folder / "last-error.txt").write_text(message + "\n", encoding="utf-8")
-    except OSError:
-        pass
+    folder = private_cache_folder(FOLDER)
+    if folder is None:
+        return
+    with folder:
+        try:
+            folder.write("last-error.txt", (message + "\n").encode("utf-8", "backslashreplace"))
+        except OSError:
+            pass

@@ -57,9 +57,11 @@ class MeasuredText(str):
         text.js_length = js_length
         return text
 
-    def __reduce__(self):
-        """Pickled with its JS length (`doctor statusline` keeps measured histories in its cache)."""
-        return MeasuredText, (str(self), self.js_length)
+    def __copy__(self) -> MeasuredText:
+        return self  # immutable, as a str is
+
+    def __deepcopy__(self, memo: dict) -> MeasuredText:
+        return self
 
 
 def js_len(text: str) -> int:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 from array import array
 from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING
 
 from doctor.core.budgets import (
     COMBINED_PASS_TOLERANCE_FACTOR,
@@ -43,6 +44,9 @@ from doctor.core.sentinels import (
     sentinel_kind,
 )
 
+if TYPE_CHECKING:
+    from doctor.core.stored import StoredBudget, StoredTable
+
 _LAYER_CODE = {layer: code for code, layer in enumerate(LAYERS)}
 _OVERSIZED = 1
 _ERROR = 2
@@ -56,6 +60,13 @@ OVERSIZED_TOOL_RESULT_THRESHOLD_CHARS = 30_000
 _NOT_A_NAME = object()
 # A sentinel header to parse from the Contents when its row is read.
 _LATER = object()
+# The per-result columns and their array typecodes.
+_COLUMNS = (("content_index", "I"), ("part_index", "I"), ("turn", "I"), ("chars", "d"), ("raw_chars", "Q"),
+            ("flags", "B"), ("tool", "I"))
+
+
+def _stored_budget(budget: Budget) -> StoredBudget:
+    return budget.chars, budget.source, budget.detail, budget.oversized_above
 
 
 def _js_iterable(parts: object) -> Iterable:
@@ -130,19 +141,44 @@ class ResultTable:
     def __len__(self) -> int:
         return self.count
 
-    def __getstate__(self) -> dict:
-        """Pickled without the Contents and the budget lookup (a method of rules that hold functions):
-        `doctor statusline` keeps a table between turns and hands it the lookup again (`measures_alike`)."""
-        state = self.__dict__.copy()
-        state["_budget_for"] = state["_contents"] = None
-        state["_tool_index"] = {None if name is _NOT_A_NAME else name: slot for name, slot in self._tool_index.items()}
+    def stored(self) -> StoredTable:
+        """The table as data, without the Contents and the budget lookup (a method of rules that hold
+        functions): `doctor statusline` keeps a table between turns and hands it the lookup again
+        (`measures_alike`). Raises ValueError for a table whose sentinel headers wait for its Contents."""
         if any(stub is _LATER for stub in self.stubs.values()):
-            raise TypeError("a table whose sentinel headers are parsed later needs its Contents")
-        return state
+            raise ValueError("a table whose sentinel headers are parsed later needs its Contents")
+        from doctor.core.stored import StoredTable
 
-    def __setstate__(self, state: dict) -> None:
-        state["_tool_index"] = {_NOT_A_NAME if name is None else name: slot for name, slot in state["_tool_index"].items()}
-        self.__dict__.update(state)
+        return StoredTable(
+            _stored_budget(self._threshold), self.image_token_estimate, list(self._exempt),
+            *(getattr(self, name).tobytes() for name, _ in _COLUMNS),
+            self.call_ids, self.tools, [_stored_budget(budget) for budget in self.budgets], self._limits,
+            [(None if name is _NOT_A_NAME else name, slot) for name, slot in self._tool_index.items()],
+            self.stubs, self.count, self.total, self.largest, self.oversized, self.turns)
+
+    @classmethod
+    def from_stored(cls, stored: StoredTable) -> ResultTable:
+        """The table `stored` was made from, to be handed its budget lookup by `measures_alike`.
+        Raises ValueError when the columns do not hold one entry per result."""
+        table = cls(None, Budget(*stored.threshold), stored.image_token_estimate, None, tuple(stored.exempt))
+        for name, typecode in _COLUMNS:
+            column = array(typecode)
+            column.frombytes(getattr(stored, name))
+            if len(column) != stored.count:
+                raise ValueError(f"stored column {name} holds {len(column)} entries for {stored.count} results")
+            setattr(table, name, column)
+        slots = len(stored.tools)
+        if not (len(stored.call_ids) == stored.count and len(stored.budgets) == len(stored.limits) == slots
+                and all(0 <= slot < slots for _, slot in stored.tool_index)
+                and all(slot < slots for slot in table.tool)):
+            raise ValueError("stored table columns disagree")
+        table.call_ids, table.tools, table._limits = stored.call_ids, stored.tools, stored.limits
+        table.budgets = [Budget(*budget) for budget in stored.budgets]
+        table._tool_index = {_NOT_A_NAME if name is None else name: slot for name, slot in stored.tool_index}
+        table.stubs = stored.stubs
+        table.count, table.total, table.largest = stored.count, stored.total, stored.largest
+        table.oversized, table.turns = stored.oversized, stored.turns
+        return table
 
     def measures_alike(self, budget_for: BudgetLookup, threshold: Budget, image_token_estimate: float,
                        exempt_prefixes: tuple[str, ...] = ALREADY_TRUNCATED_PREFIXES) -> bool:

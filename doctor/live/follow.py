@@ -29,7 +29,7 @@ from typing import TextIO
 
 from doctor.assemble import ReportOptions, report_for_session
 from doctor.live.summary import summary_line
-from doctor.report.inert import inert_json
+from doctor.report.inert import inert_json, inert_line
 from doctor.report.model import MemoryReport
 from doctor.sources.base import LoadedSession, SourceError
 from doctor.tui.provider import ProgressCallback, SessionText
@@ -269,7 +269,7 @@ def follow_command(path: Path, agent: str | None, build_report: BuildReport, *, 
 
         run_memory_app(provider=FollowProvider(follower))
         return exitcodes.OK
-    print(f"following {path} (Ctrl-C to stop)", file=sys.stderr, flush=True)
+    print(f"following {inert_line(path)} (Ctrl-C to stop)", file=sys.stderr, flush=True)  # a name may hold escapes
     try:
         print_changes(follower, sys.stdout, as_json=fmt == "json")
     except KeyboardInterrupt:

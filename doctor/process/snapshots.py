@@ -7,21 +7,26 @@ is refused under high memory pressure or when the disk would be left with less t
 at most one is written per directory per minute, only the newest five are kept, the
 directory is private (0700) and the file is private from the moment it exists (0600).
 
-Reading a snapshot back uses a restricted unpickler: `doctor memory --compare A B` may be run
-on files someone else sent, and a plain `pickle.load` would run any code they contain.
+The file is MessagePack data, not `Snapshot.dump`'s pickle: `doctor memory --compare A B` may be
+run on files someone else sent, and unpickling one, even with only tracemalloc's classes allowed,
+runs the pickle machine on their bytes. A snapshot is only numbers and file names (each trace's
+domain, size and frames, the traceback limit), so it is written as such and read back by a typed
+decoder into `tracemalloc.Snapshot(traces, traceback_limit)`, the constructor tracemalloc itself
+uses. A file of another shape (an older doctor's pickle included) is refused, naming itself.
 """
 
 from __future__ import annotations
 
-import io
 import os
-import pickle
 import re
 import sys
 import tracemalloc
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+from typing import Optional
+
+import msgspec
 
 from doctor.process.format import format_iso_timestamp, format_percent
 from doctor.process.limits import effective_limit
@@ -48,8 +53,11 @@ RATE_LIMIT_SECONDS = 60
 DEFAULT_TRACE_FRAMES = 1
 
 SNAPSHOT_PREFIX = "doctor-tracemalloc-"
-SNAPSHOT_SUFFIX = ".pickle"
-_SNAPSHOT_NAME = re.compile(r"^doctor-tracemalloc-\d+-(.+)\.pickle$")
+SNAPSHOT_SUFFIX = ".msgpack"
+_SNAPSHOT_NAME = re.compile(r"^doctor-tracemalloc-\d+-(.+)\.(?:msgpack|pickle)$")
+# An older doctor's snapshots (pickles): rotated out with the others, never read.
+_OLD_SUFFIX = ".pickle"
+SNAPSHOT_FORMAT = "doctor tracemalloc snapshot"
 
 SENSITIVE_DATA_WARNING = (
     "The snapshot records the file path and line number of every live allocation, which can "
@@ -63,10 +71,17 @@ STARTED_TRACING_NOTE = (
     "`doctor memory --compare A B`."
 )
 
-_SAFE_CLASSES = {("tracemalloc", "Snapshot"), ("tracemalloc", "_Traces")}
+# A trace as tracemalloc's own tuples hold it: (domain, size, frames most recent first as
+# (filename, line number), total number of frames before the limit cut them).
+RawTrace = tuple[int, int, tuple[tuple[str, int], ...], Optional[int]]
 
-# What a truncated, foreign or hostile file raises while being unpickled.
-_UNREADABLE = (OSError, EOFError, pickle.UnpicklingError, ValueError, TypeError, AttributeError)
+
+class StoredSnapshot(msgspec.Struct, array_like=True):
+    format: str
+    version: int
+    traceback_limit: int
+    traces: list[RawTrace]
+
 
 _last_write_by_directory: dict[Path, float] = {}
 
@@ -224,15 +239,23 @@ def _refuse_without_disk_space(directory: Path, probes: Probes, min_free_bytes_a
 
 
 def _dump_privately(snapshot: tracemalloc.Snapshot, path: Path) -> None:
-    """Create the file 0600 first, so `Snapshot.dump` never leaves it readable to others."""
-    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    os.close(descriptor)
+    """Write the snapshot as data into a file created 0600 (O_EXCL: never an existing file or link)."""
+    data = msgspec.msgpack.encode(StoredSnapshot(SNAPSHOT_FORMAT, 1, snapshot.traceback_limit,
+                                                 [_raw_trace(trace) for trace in snapshot.traces]))
+    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
     try:
-        snapshot.dump(str(path))
-        path.chmod(0o600)
+        with os.fdopen(descriptor, "wb") as handle:
+            handle.write(data)
     except BaseException:
         path.unlink(missing_ok=True)
         raise
+
+
+def _raw_trace(trace: tracemalloc.Trace) -> RawTrace:
+    """The tuple `Snapshot(traces, …)` takes, from the public Trace (its Traceback lists frames oldest first)."""
+    traceback = trace.traceback
+    return trace.domain, trace.size, tuple((frame.filename, frame.lineno) for frame in reversed(traceback)), \
+        traceback.total_nframe
 
 
 def remove_old_snapshots(directory: Path, keep: int = MAX_SNAPSHOTS) -> None:
@@ -242,7 +265,7 @@ def remove_old_snapshots(directory: Path, keep: int = MAX_SNAPSHOTS) -> None:
     snapshots = [
         path
         for path in directory.iterdir()
-        if path.name.startswith(SNAPSHOT_PREFIX) and path.name.endswith(SNAPSHOT_SUFFIX)
+        if path.name.startswith(SNAPSHOT_PREFIX) and path.name.endswith((SNAPSHOT_SUFFIX, _OLD_SUFFIX))
     ]
     snapshots.sort(key=_newest_first_key, reverse=True)
     for path in snapshots[keep:]:
@@ -258,25 +281,21 @@ def _newest_first_key(path: Path) -> tuple[float, str, str]:
     return (mtime, match.group(1) if match else "", path.name)
 
 
-class _SnapshotUnpickler(pickle.Unpickler):
-    """Builds tracemalloc snapshots and nothing else."""
-
-    def find_class(self, module: str, name: str):
-        if (module, name) not in _SAFE_CLASSES:
-            raise pickle.UnpicklingError(f"refusing to load {module}.{name}")
-        return super().find_class(module, name)
-
-
 def load_snapshot(path: Path | str) -> tracemalloc.Snapshot:
-    """Read a snapshot written by `Snapshot.dump`, refusing pickles that build anything else."""
+    """Read a snapshot `write_tracemalloc_snapshot` wrote; SnapshotLoadError for anything else."""
     try:
         data = Path(path).read_bytes()
-        snapshot = _SnapshotUnpickler(io.BytesIO(data)).load()
-    except _UNREADABLE as error:
-        raise SnapshotLoadError(f"{path}: not a readable tracemalloc snapshot ({error})") from error
-    if not isinstance(snapshot, tracemalloc.Snapshot):
-        raise SnapshotLoadError(f"{path}: not a tracemalloc snapshot")
-    return snapshot
+    except OSError as error:
+        raise SnapshotLoadError(f"{path}: not a readable tracemalloc snapshot ({error.strerror or error})") from None
+    try:
+        stored = msgspec.msgpack.decode(data, type=StoredSnapshot)
+    except (msgspec.DecodeError, RecursionError) as error:
+        old = data[:1] == b"\x80"  # a pickle's PROTO opcode: an older doctor's snapshot
+        reason = "an older doctor's pickle, which doctor no longer reads: take new snapshots" if old else str(error)
+        raise SnapshotLoadError(f"{path}: not a readable tracemalloc snapshot ({reason})") from None
+    if stored.format != SNAPSHOT_FORMAT or stored.version != 1:
+        raise SnapshotLoadError(f"{path}: not a tracemalloc snapshot doctor wrote ({stored.format!r} {stored.version})")
+    return tracemalloc.Snapshot(tuple(stored.traces), stored.traceback_limit)
 
 
 def compare_snapshots(
@@ -295,7 +314,7 @@ def compare_snapshots(
             older_snapshot.filter_traces(NOISE_FILTERS), "lineno"
         )
     except (TypeError, ValueError, AttributeError, IndexError, KeyError) as error:
-        # A pickle of the right classes can still carry malformed traces.
+        # Traces of the right types can still disagree with each other.
         raise SnapshotLoadError(f"snapshots cannot be compared ({error})") from error
     return [
         SnapshotDiff(

@@ -365,12 +365,13 @@ def _link_under_a_free_name(folder_descriptor: int, temporary: str, name: str, p
     raise FileExistsError(errno.EEXIST, "no free name after 999 tries", name)
 
 
-def _fill(descriptor: int, payload: bytes, mode: int) -> None:
-    """Write `payload` into a new file, give it `mode`, sync it and close it."""
+def _fill(descriptor: int, payload: bytes, mode: int, durable: bool = True) -> None:
+    """Write `payload` into a new file, give it `mode`, sync it (unless not `durable`) and close it."""
     try:
         _write_all(descriptor, payload)
         os.fchmod(descriptor, mode)
-        os.fsync(descriptor)
+        if durable:
+            os.fsync(descriptor)
     finally:
         os.close(descriptor)
 
@@ -393,3 +394,17 @@ def _fsync_quietly(folder_descriptor: int) -> None:
         os.fsync(folder_descriptor)
     except OSError:  # some file systems do not sync a folder; the rename itself is done
         pass
+
+
+def write_private_at(folder_descriptor: int, name: str, data: bytes, *, durable: bool = False) -> None:
+    """`write_private` of `name` inside a folder already opened and checked (doctor's private cache
+    folders, `private_folders.PrivateFolder`): every step relative to that descriptor, so no path is
+    resolved again between the folder's check and the write. A link at `name` is replaced as a name."""
+    temporary, descriptor = _create_temporary(folder_descriptor, name)
+    try:
+        _fill(descriptor, data, PRIVATE, durable)
+        os.replace(temporary, name, src_dir_fd=folder_descriptor, dst_dir_fd=folder_descriptor)
+    except BaseException:
+        _unlink_quietly(temporary, folder_descriptor)
+        raise
+

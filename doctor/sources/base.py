@@ -12,7 +12,10 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
+
+if TYPE_CHECKING:
+    from doctor.core.stored import StoredIssue
 
 
 class SourceError(Exception):
@@ -60,6 +63,17 @@ class SourceIssue:
     def __str__(self) -> str:
         location = f"{self.path}:{self.line}" if self.line is not None else str(self.path)
         return f"{location}: {self.message}"
+
+
+def stored_issue(issue: SourceIssue) -> StoredIssue:
+    """The issue as a stored reader state keeps it (the state knows its path)."""
+    from doctor.core.stored import StoredIssue
+
+    return StoredIssue(issue.line, issue.message, issue.severity)
+
+
+def restored_issue(path: Path, stored: StoredIssue) -> SourceIssue:
+    return SourceIssue(path, stored.line, stored.message, stored.severity)
 
 
 @dataclass

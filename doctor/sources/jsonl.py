@@ -6,6 +6,11 @@ may still be writing), skips invalid lines with their line numbers, decodes
 invalid UTF-8 with U+FFFD as Node's `readFile(…, "utf8")` does, and accepts lone
 surrogate escapes that orjson refuses but `JSON.parse` keeps. It never writes
 to or locks the file; `iter_mapped_lines` maps it read-only.
+
+A line longer than LINE_CAP (a crash's run of NUL bytes, gigabytes of one string) is never
+held: the iterators find its end window by window, dropping the pages behind them, and hand
+it over with no buffer (`buffer is None`, its length `end - begin`); readers report it with
+`over_cap_issue` and go on. Memory stays bounded whatever a file holds.
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ import contextlib
 import json
 import mmap
 import os
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,6 +32,13 @@ from doctor.sources.base import SourceIssue, open_session_file
 READ_CHUNK = 1 << 20
 # `iter_mapped_lines` drops the pages it has passed from the process this often.
 DROP_EVERY = 1 << 23
+# The longest line (or single-document file) a reader decodes, in bytes. A longer one is measured
+# (its length is found without holding it) and reported as an input issue naming the file and
+# line; nothing of it is decoded. Why this size: docs/security.md, "Giant lines".
+LINE_CAP = 256 << 20
+# A newline is looked for this far at a time; past it, the pages the search passed are dropped. Only a
+# line longer than this is checked against LINE_CAP by the map readers: the window must stay below the cap.
+SEARCH_WINDOW = 1 << 23
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,6 +59,13 @@ class Cursor:
     lines: int = 0
 
 
+# What bytes.strip() strips, and the bytes a value can open with (the stdlib also reads NaN and Infinity).
+_SPACE = frozenset(b" \t\n\r\x0b\x0c")
+_LEADING_SPACE = re.compile(rb"[ \t\n\r\x0b\x0c]*")
+_VALUE_OPENINGS = frozenset(b'{["-0123456789tfnNI')
+_VALUE_ENDINGS = frozenset(b'}]"0123456789elNy')  # ...true, false, null; NaN, Infinity
+
+
 class NestedTooDeep(ValueError):
     """A JSON value nested deeper than Python's decoders go (the stdlib recurses once per level).
 
@@ -58,12 +78,36 @@ class NestedTooDeep(ValueError):
 
 
 def loads(data: bytes | str) -> object:
-    """JSON.parse semantics as far as values go: orjson first, stdlib for its refusals."""
+    """JSON.parse semantics as far as values go: orjson first, stdlib for its refusals (not for text
+    no JSON value can start, whose error is raised without decoding it all: junk may be huge)."""
+    if isinstance(data, bytes) and len(data) > READ_CHUNK:  # a document: its last byte may say it is junk
+        _, last = content_span(data, 0, len(data))
+        if last and data[last - 1] < 0x80 and data[last - 1] not in _VALUE_ENDINGS:
+            raise ValueError(f"it ends with byte 0x{data[last - 1]:02x} at {last - 1:,}, where no JSON value ends")
     try:
         return orjson.loads(data)
     except orjson.JSONDecodeError:
-        text = data.decode("utf-8", "replace") if isinstance(data, bytes) else data
-        return stdlib_loads(text)
+        if isinstance(data, bytes):
+            first, _ = content_span(data, 0, len(data))
+            if first < len(data) and not opens_value(data[first]):
+                raise json.JSONDecodeError("Expecting value", data[: first + 1].decode("ascii"), first) from None
+            data = data.decode("utf-8", "replace")
+        return stdlib_loads(data)
+
+
+def content_span(buffer, begin: int, end: int) -> tuple[int, int]:
+    """The span of `buffer[begin:end]` that `bytes.strip()` would leave, found without copying it."""
+    first = _LEADING_SPACE.match(buffer, begin, end).end()
+    last = end
+    while last > first and buffer[last - 1] in _SPACE:
+        last -= 1
+    return first, last
+
+
+def opens_value(byte: int) -> bool:
+    """Whether a JSON decoder could read a value from text whose first non-blank byte is `byte` (non-ASCII
+    bytes count as maybe: a BOM and UTF-8 have their own errors)."""
+    return byte >= 0x80 or byte in _VALUE_OPENINGS
 
 
 def stdlib_loads(text: str) -> object:
@@ -74,19 +118,21 @@ def stdlib_loads(text: str) -> object:
         raise NestedTooDeep() from None
 
 
-def iter_line_spans(path: Path, *, start: int = 0) -> Iterator[tuple[int, bytes, memoryview, int, int, bool]]:
-    """The lines of `iter_raw_lines`, uncopied: (byte offset, buffer, its memoryview, begin, end,
-    ended-with-newline), the line being `buffer[begin:end]`. No UTF-8 check (callers validate).
+def iter_line_spans(path: Path, *, start: int = 0) -> Iterator[tuple[int, bytes | None, memoryview | None, int, int, bool]]:
+    """The lines of a file read in chunks, uncopied: (byte offset, buffer, its memoryview, begin, end,
+    ended-with-newline), the line being `buffer[begin:end]`; for a line longer than LINE_CAP,
+    buffer and view are None and `end - begin` is its length. No UTF-8 check (callers validate).
 
     For hot loops that decode each line once and drop it: a line inside one read
     chunk is a span of that chunk, a line spanning chunks is joined into its own
-    buffer. The same lines as `iter_raw_lines`, including its last, possibly empty,
-    unterminated one.
+    buffer (up to LINE_CAP: past it the pieces are dropped, only counted). Every line
+    is given, a last unterminated one too, as `iter_mapped_lines` gives them.
     """
     with open_session_file(path) as handle:
         handle.seek(start)
         offset = start
         pending: list[bytes] = []
+        held = 0  # bytes of the line so far; past LINE_CAP `pending` is dropped
         read = handle.read
         while True:
             chunk = read(READ_CHUNK)
@@ -98,27 +144,61 @@ def iter_line_spans(path: Path, *, start: int = 0) -> Iterator[tuple[int, bytes,
             while True:
                 end = find(b"\n", begin)
                 if end < 0:
-                    pending.append(chunk[begin:])
+                    held += len(chunk) - begin
+                    if held > LINE_CAP:
+                        pending.clear()
+                    elif begin < len(chunk):
+                        pending.append(chunk[begin:])
                     break
-                if pending:
-                    pending.append(chunk[begin:end])
-                    line = b"".join(pending)
-                    pending.clear()
-                    yield offset, line, memoryview(line), 0, len(line), True
-                    offset += len(line) + 1
+                if held:
+                    length = held + end - begin
+                    if length > LINE_CAP:
+                        pending.clear()
+                        yield offset, None, None, 0, length, True
+                    else:
+                        pending.append(chunk[begin:end])
+                        line = b"".join(pending)
+                        pending.clear()
+                        yield offset, line, memoryview(line), 0, length, True
+                    offset += length + 1
+                    held = 0
+                elif end - begin > LINE_CAP:
+                    yield offset, None, None, begin, end, True
+                    offset += end - begin + 1
                 else:
                     yield offset, chunk, view, begin, end, True
                     offset += end - begin + 1
                 begin = end + 1
-        if pending:
+        if held > LINE_CAP:
+            yield offset, None, None, 0, held, False
+        elif held:
             line = b"".join(pending)
             yield offset, line, memoryview(line), 0, len(line), False
+
+
+def line_end(mapped: mmap.mmap, begin: int, searched: int = 0) -> int:
+    """Where the line starting at `begin` of a read-only map ends: its newline, or -1 when it runs to the
+    end of the map. `searched`: bytes from `begin` already known to hold no newline. The search goes a
+    window at a time and drops the pages behind it, so even gigabytes of one line cost a window."""
+    size = len(mapped)
+    at = begin + searched
+    dropped = begin - begin % mmap.PAGESIZE
+    while at < size:
+        stop = min(at + SEARCH_WINDOW, size)
+        end = mapped.find(b"\n", at, stop)
+        if end >= 0:
+            return end
+        at = stop
+        if at - dropped >= SEARCH_WINDOW:
+            dropped = drop_pages_behind(mapped, dropped, at)
+    return -1
 
 
 def iter_mapped_lines(path: Path, *, start: int = 0) -> Iterator[tuple[int, object, memoryview, int, int, bool]]:
     """`iter_line_spans` without copying: (byte offset, buffer, its memoryview, begin, end,
     ended-with-newline) where the buffer is a read-only map of the whole file, so a line
-    is `buffer[begin:end]` and its offset is `begin`. No UTF-8 check (callers validate).
+    is `buffer[begin:end]` and its offset is `begin`; None and None for a line longer than
+    LINE_CAP (never read: its pages are dropped as its end is found). No UTF-8 check.
 
     On ~90 KB lines a file iterator's copies cost more than parsing them. Every
     DROP_EVERY bytes the pages already passed are dropped from the process
@@ -134,11 +214,18 @@ def iter_mapped_lines(path: Path, *, start: int = 0) -> Iterator[tuple[int, obje
         dropped = start - start % mmap.PAGESIZE
         begin = start
         while begin < size:
-            end = find(b"\n", begin)
-            if end < 0:
-                yield begin, mapped, view, begin, size, False
+            end = find(b"\n", begin, begin + SEARCH_WINDOW)
+            if end < 0 and begin + SEARCH_WINDOW < size:
+                end = line_end(mapped, begin, SEARCH_WINDOW)
+            terminated = end >= 0
+            if not terminated:
+                end = size
+            if end - begin > LINE_CAP:
+                yield begin, None, None, begin, end, terminated
+            else:
+                yield begin, mapped, view, begin, end, terminated
+            if not terminated:
                 break
-            yield begin, mapped, view, begin, end, True
             begin = end + 1
             if begin - dropped >= DROP_EVERY:
                 dropped = drop_pages_behind(mapped, dropped, begin)
@@ -167,18 +254,29 @@ def read_only_map(path: Path) -> Iterator[tuple[mmap.mmap, memoryview] | None]:
             pass
 
 
-def iter_line_chunks(mapped: mmap.mmap, start: int, chunk_bytes: int) -> Iterator[tuple[int, int]]:
-    """(begin, stop) of the lines of a `read_only_map` from `start`, about `chunk_bytes` of them at a
-    time, for readers that hand a chunk of lines to one decode call: each chunk ends just past a
-    newline (the last at the end of the file, maybe without one), a long line is whole. Passed
-    pages are dropped as `iter_mapped_lines` drops them."""
+def iter_line_chunks(mapped: mmap.mmap, start: int, chunk_bytes: int) -> Iterator[tuple[int, int, bool]]:
+    """(begin, stop, readable) of the lines of a `read_only_map` from `start`, about `chunk_bytes` of
+    them at a time, for readers that hand a chunk of lines to one decode call: each chunk ends just
+    past a newline (the last at the end of the file, maybe without one), a long line is whole. A
+    line longer than LINE_CAP comes alone with `readable` False: not read, its pages dropped as its
+    end was found. Passed pages are dropped as `iter_mapped_lines` drops them."""
     size = len(mapped)
     dropped = start - start % mmap.PAGESIZE
     begin = start
     while begin < size:
-        newline = mapped.find(b"\n", min(begin + chunk_bytes, size) - 1)
-        stop = size if newline < 0 else newline + 1
-        yield begin, stop
+        target = min(begin + chunk_bytes, size) - 1
+        newline = mapped.find(b"\n", target, target + SEARCH_WINDOW)
+        if newline < 0 and target + SEARCH_WINDOW < size:  # a long line runs past the chunk
+            opening = mapped.rfind(b"\n", begin, target) + 1  # where it starts (0: at `begin`)
+            if opening > begin:
+                yield begin, opening, True  # the whole lines before it
+                begin = opening
+            newline = line_end(mapped, begin, target + SEARCH_WINDOW - begin)
+            stop = size if newline < 0 else newline + 1
+            yield begin, stop, (newline if newline >= 0 else size) - begin <= LINE_CAP
+        else:
+            stop = size if newline < 0 else newline + 1
+            yield begin, stop, True
         begin = stop
         if begin - dropped >= DROP_EVERY:
             dropped = drop_pages_behind(mapped, dropped, begin)
@@ -244,7 +342,7 @@ def iter_json_lines(
     scans for complete top-level `{…}` objects); what it returns is yielded.
     """
     number = 0
-    for offset, buffer, view, begin, end, terminated in iter_line_spans(path, start=start):
+    for offset, buffer, view, begin, end, terminated in iter_mapped_lines(path, start=start):
         number += 1
         for value in line_values(path, number, buffer, view, begin, end, terminated, issues, recover):
             yield JsonLine(number, offset, value)
@@ -255,16 +353,28 @@ def line_values(
     issues: list[SourceIssue], recover: Callable[[str], list] | None = None,
 ) -> list:
     """The values `iter_json_lines` takes from line `number` (`buffer[begin:end]`): one, none (a
-    blank or bad line, with its issue), or what `recover` salvaged. The exact path of every reader."""
+    blank or bad line, with its issue; a line over LINE_CAP, given with no buffer), or what `recover`
+    salvaged. The exact path of every reader."""
+    if buffer is None:
+        issues.append(over_cap_issue(path, number, end - begin))
+        return []
+    if begin < end and buffer[begin] != 0x7B and recover is None:  # not "{": maybe blank, or junk no value opens
+        first, last = content_span(buffer, begin, end)
+        if first == last:
+            return []
+        if not opens_value(buffer[first]):  # a crash's NUL bytes: never copied (orjson would copy the line)
+            issues.append(_bad_line_issue(path, number, terminated, last - first))
+            return []
     try:
         # orjson skips JSON whitespace itself and accepts valid UTF-8 only, so a line it parses
         # needs neither stripping nor another check.
         return [orjson.loads(view[begin:end])]
     except orjson.JSONDecodeError:
         pass
-    stripped = buffer[begin:end].strip()
-    if not stripped:
+    first, last = content_span(buffer, begin, end)
+    if first == last:
         return []
+    stripped = buffer[first:last]
     try:
         value = orjson.loads(stripped)
     except orjson.JSONDecodeError:
@@ -279,6 +389,26 @@ def line_values(
         if not is_valid_utf8(stripped):
             issues.append(SourceIssue(path, number, "invalid UTF-8 bytes shown as U+FFFD", "note"))
     return [value]
+
+
+def read_document(path: Path) -> bytes | None:
+    """A whole file to decode as one JSON document, or None when it is longer than LINE_CAP (its
+    length is `os.stat(path).st_size`: the caller says so). Raises SourceError when it cannot be read."""
+    with open_session_file(path) as handle:
+        if os.fstat(handle.fileno()).st_size > LINE_CAP:
+            return None
+        data = handle.read(LINE_CAP + 1)  # a file that grew meanwhile is cut here, and then fails to decode
+    return data if len(data) <= LINE_CAP else None
+
+
+def over_cap_message(size: int) -> str:
+    return f"one JSON document of {size:,} bytes is longer than doctor decodes ({LINE_CAP:,} bytes): not read"
+
+
+def over_cap_issue(path: Path, number: int, length: int) -> SourceIssue:
+    """A line longer than LINE_CAP: measured (its length), not decoded, its records left out."""
+    return SourceIssue(path, number, f"line of {length:,} bytes is longer than doctor decodes ({LINE_CAP:,} bytes): "
+                       "measured, not read; its records are left out", "warning")
 
 
 def is_valid_utf8(raw: bytes) -> bool:

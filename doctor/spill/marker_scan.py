@@ -16,7 +16,14 @@ from pathlib import Path
 
 from doctor.core.rawjson import marked_lines
 from doctor.sources.base import open_session_file
-from doctor.sources.jsonl import READ_CHUNK, content_identity, iter_line_chunks, read_only_map, remember_record_count
+from doctor.sources.jsonl import (
+    LINE_CAP,
+    READ_CHUNK,
+    content_identity,
+    iter_line_chunks,
+    read_only_map,
+    remember_record_count,
+)
 
 NEWLINE = 0x0A
 
@@ -57,25 +64,45 @@ def _line_runs(path: Path, chunk_size: int) -> Iterator[tuple[object, int, int]]
     with read_only_map(path) as mapping:
         if mapping is not None:
             mapped, _ = mapping
-            for start, stop in iter_line_chunks(mapped, 0, chunk_size):
-                yield mapped, start, stop
+            for start, stop, readable in iter_line_chunks(mapped, 0, chunk_size):
+                if readable:
+                    yield mapped, start, stop
+                else:  # longer than LINE_CAP: scanned as an empty line (counted, never searched)
+                    yield (b"\n", 0, 1) if mapped[stop - 1] == NEWLINE else (b" ", 0, 1)
             return
     yield from _read_runs(path, chunk_size)
 
 
 def _read_runs(path: Path, chunk_size: int) -> Iterator[tuple[bytes, int, int]]:
-    """`_line_runs` from reads: a line longer than a chunk is gathered whole first."""
+    """`_line_runs` from reads: a line longer than a chunk is gathered whole first, up to LINE_CAP;
+    a longer one is dropped as it is read and scanned as an empty line."""
     with open_session_file(path) as handle:
         pending: list[bytes] = []
+        held = 0
         while chunk := handle.read(chunk_size):
             ended = chunk.rfind(b"\n") + 1
             if not ended:
-                pending.append(chunk)
+                held += len(chunk)
+                if held <= LINE_CAP:
+                    pending.append(chunk)
+                else:
+                    pending.clear()
                 continue
+            if held > LINE_CAP:  # the over-long line ends in this chunk
+                first = chunk.find(b"\n") + 1
+                yield b"\n", 0, 1
+                chunk, ended = chunk[first:], ended - first
+                held = 0
+                if not ended:
+                    pending, held = ([chunk], len(chunk)) if chunk else ([], 0)
+                    continue
             data = b"".join((*pending, chunk)) if pending else chunk
             whole = len(data) - (len(chunk) - ended)
             yield data, 0, whole
             pending = [data[whole:]] if whole < len(data) else []
-        if pending:
+            held = len(data) - whole
+        if held > LINE_CAP:
+            yield b" ", 0, 1
+        elif held:
             rest = b"".join(pending)
             yield rest, 0, len(rest)

@@ -23,7 +23,7 @@ from doctor.core.result_table import function_response_of, raw_result_text
 from doctor.core.sentinels import BATCH_OFFLOAD, IN_TOOL_TRUNCATION, NONE, parse_stub, sentinel_kind, stub_preview_head
 from doctor.sources.autobot import find_anchors
 from doctor.sources.base import LoadedSession, SourceError
-from doctor.sources.jsonl import loads
+from doctor.sources.jsonl import loads, read_document
 from doctor.spill.marker_scan import lines_mentioning_pointers
 
 QWEN_TRUNCATION = "qwen-truncation"
@@ -262,7 +262,9 @@ def _records_mentioning_pointers(path: Path, *, remember_count: bool = False) ->
     try:
         if path.suffix == ".json":
             if any(lines_mentioning_pointers(path)):
-                yield loads(path.read_bytes())
+                data = read_document(path)  # None past LINE_CAP: the reader reports it
+                if data is not None:
+                    yield loads(data)
             return
         for raw in lines_mentioning_pointers(path, remember_count=remember_count):
             try:

@@ -5,11 +5,14 @@ Each state holds one agent reader's pass over a transcript up to the last comple
 retention analysis `doctor memory` would make of the file as it is. Claude: `ClaudeFileReader`
 (the file's thread and tallies so far), whose long strings (tool outputs, prompts) become
 `MeasuredText`, their head and JS length, all the retention analysis reads of them, so that
-the state stays small when pickled. Text starting with a sentinel header keeps its first
+the stored state stays small. Text starting with a sentinel header keeps its first
 1,024 characters: the header the analysis parses (spill path, sizes); the status line's
 figures need no more. Qwen: `TranscriptIndex`, pass 1's metadata (offsets, chain links,
 output lengths), the resumed history built along the chain so far (`ResumableHistory`) and
 the measured results of the Contents it finished.
+
+Each state gives itself as data (`stored`, a msgspec Struct of `stored_type()`) and is made
+again from it (`restored`), for `cache` to keep between calls.
 """
 
 from __future__ import annotations
@@ -65,6 +68,28 @@ class ClaudeState:
         """Nothing to do before saving: the analysis reads the thread, which the state keeps."""
         return False
 
+    @staticmethod
+    def stored_type() -> type:
+        from doctor.sources.claude.stored import StoredReader
+
+        return StoredReader
+
+    def stored(self):
+        from doctor.sources.claude.stored import stored
+
+        return stored(self.reader)
+
+    @classmethod
+    def restored(cls, path: Path, saved) -> ClaudeState:
+        """The state `saved` was made from. Every Content it holds was cut when it was saved."""
+        from doctor.sources.claude.stored import restored
+
+        state = cls.__new__(cls)
+        state.reader = restored(path, saved)
+        file = state.reader.file
+        state._measured = [(thread.contents, len(thread.contents)) for thread in (file.thread, file.sidechain)]
+        return state
+
     def analysis(self, options) -> RetentionAnalysis | None:
         """The session's analysis as `doctor memory` makes it. Names late results in place: call it
         last, after the state was saved."""
@@ -102,9 +127,45 @@ class QwenState:
         self.walked: tuple = (array("q"), None, None)  # `TranscriptIndex.walk_chain()`: chain, gap, loop
         self._start_history()
 
-    def __getstate__(self) -> dict:
-        state = self.__dict__.copy()
-        state.pop("_settings", None)  # this call's, read from the settings files each time
+    @staticmethod
+    def stored_type() -> type:
+        from doctor.statusline.stored_qwen import StoredQwenState
+
+        return StoredQwenState
+
+    def stored(self):
+        """The state as data, without this call's settings (read from the settings files each time)."""
+        from doctor.statusline.stored_qwen import StoredGap, StoredQwenState
+
+        chain, gap, loop = self.walked
+        return StoredQwenState(
+            self.index.stored(), self.offset, self.lines, chain.tobytes(),
+            None if gap is None else StoredGap(gap.child_uuid, gap.missing_parent_uuid), loop,
+            self.history.stored(), self.generation, None if self.table is None else self.table.stored(),
+            self.measured, self.unmeasured, self.unavailable)
+
+    @classmethod
+    def restored(cls, path: Path, saved) -> QwenState:
+        """The state `saved` was made from; ValueError when its parts disagree."""
+        from array import array
+
+        from doctor.core.result_table import ResultTable
+        from doctor.sources.qwen.history import ResumableHistory
+        from doctor.sources.qwen.transcript import ChainGap, TranscriptIndex
+
+        state = cls.__new__(cls)
+        state.index = TranscriptIndex.from_stored(path, saved.index)
+        state.offset, state.lines = saved.offset, saved.lines
+        chain = array("q")
+        chain.frombytes(saved.chain)
+        if chain and not 0 <= min(chain) <= max(chain) < len(state.index._uuids):
+            raise ValueError("stored chain names a record the index does not hold")
+        gap = None if saved.gap is None else ChainGap(saved.gap.child_uuid, saved.gap.missing_parent_uuid)
+        state.walked = (chain, gap, saved.loop)
+        state.history = ResumableHistory.from_stored(saved.history)
+        state.generation = saved.generation
+        state.table = None if saved.table is None else ResultTable.from_stored(saved.table)
+        state.measured, state.unmeasured, state.unavailable = saved.measured, saved.unmeasured, saved.unavailable
         return state
 
     def _start_history(self) -> None:

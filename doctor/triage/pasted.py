@@ -8,12 +8,13 @@ session's totals, and its result rows are marked incomplete.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from doctor.core.sentinels import LAYERS
 from doctor.report.audit_summary import AUDIT_CATEGORIES
 from doctor.sources.base import SourceError
-from doctor.sources.jsonl import loads
+from doctor.sources.jsonl import LINE_CAP, loads, over_cap_message
 from doctor.triage.rows import (
     LAYER_COLUMNS, RESULT_COLUMNS, RESULT_TYPES, SESSION_TYPES, FileJob, FileOutcome, finish, storable, tool_type)
 from doctor.triage.schema import fits
@@ -31,7 +32,10 @@ def read_report(path: Path) -> dict | None:
         head = handle.read(SNIFF_BYTES)
         if not (b'"schemaVersion"' in head and b'"generator"' in head):
             return None
-        data = head + handle.read()
+        size = os.fstat(handle.fileno()).st_size
+        if size > LINE_CAP:
+            raise SourceError(path, over_cap_message(size) + " (a doctor report)")
+        data = head + handle.read(LINE_CAP)
     try:
         report = loads(data)
     except ValueError as exc:

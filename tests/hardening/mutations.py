@@ -6,8 +6,10 @@ regression case is written down as a literal `Case` (see the fuzzer's
 `@example`s). What the edits cover is what a torn, copied, concatenated or
 hostile file looks like: flipped and NUL bytes, a cut at any byte, duplicated,
 swapped and deleted lines, garbage lines, values nested 100,000 deep, huge
-numbers and exponents, CRLF line ends, a BOM, truncated UTF-8 sequences, and
-another session's lines spliced in.
+numbers and exponents, CRLF line ends, a BOM, truncated UTF-8 sequences,
+another session's lines spliced in, markup and terminal escapes in tool names and
+file names, and a sparse run of NUL bytes after the file (what a crash leaves) up to
+past the line cap.
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ from pathlib import Path
 
 from hypothesis import strategies as st
 
+from doctor.sources.jsonl import LINE_CAP
+
 from tests.report.report_support import RECORDINGS, all_sources, source_id
 
 SOURCES: tuple[Path, ...] = tuple(all_sources())
@@ -25,6 +29,14 @@ SOURCE_IDS: tuple[str, ...] = tuple(source_id(path) for path in SOURCES)
 HUGE_NUMBERS = (b"1e999999", b"-1E-99999", b"9" * 400, b"1.7976931348623157e309", b"-0", b"0.0000000000000000000001e-400",
                 b"123456789012345678901234567890", b"NaN", b"Infinity", b"-", b"1.", b"01")
 TRUNCATED_UTF8 = (b"\xe2\x82", b"\xf0\x9f\x98", b"\xc3", b"\xed\xa0\x80", b"\xff\xfe", b"\x80\x80")
+# Text a screen or terminal would act on, as it sits inside a JSON string: Rich/Textual markup (style, an
+# action, a closing tag that matches nothing), OSC 52 (clipboard), a screen clear, BEL, a bidi override.
+HOSTILE_TEXT = (b"[bold red]x[/]", b"[@click=app.quit]q", b"[/nope]", b"\\u001b]52;c;aGk=\\u0007",
+                b"\\u001b[2J", b"\\u0007", b"\\u202eevil")
+# The same in a file name (no "/"), raw.
+HOSTILE_NAMES = ("[bold red]x", "[@click=app.quit]q", "\x1b[31mred", "\u202eevil", "\x07bell")
+# NUL bytes after the file, written sparse: a run decoded as one junk line, and one past the line cap.
+SPARSE_TAILS = (1 << 20, LINE_CAP + 1)
 
 
 @dataclass(frozen=True)
@@ -48,14 +60,30 @@ class Case:
         return SOURCES[SOURCE_IDS.index(self.source)]
 
     def relative(self) -> Path:
-        """Where the mutated copy goes under a scratch folder: the recording's own relative path."""
-        return Path(self.source)
+        """Where the mutated copy goes under a scratch folder: the recording's own relative path, its
+        file name with any hostile text a `filename` edit adds before its suffix."""
+        path = Path(self.source)
+        added = "".join(edit[1] for edit in self.edits if edit[0] == "filename")
+        return path.with_name(f"{path.stem}{added}{path.suffix}") if added else path
+
+    @property
+    def sparse_tail(self) -> int:
+        """NUL bytes to add after `data()`, sparse (the writer truncates the file up: never in memory)."""
+        return sum(edit[1] for edit in self.edits if edit[0] == "sparse")
 
     def data(self) -> bytes:
         data = self.path.read_bytes()
         for edit in self.edits:
             data = apply(data, edit)
         return data
+
+    def write(self, target: Path) -> Path:
+        """The mutated file at `target`, its sparse tail included."""
+        target.write_bytes(self.data())
+        if self.sparse_tail:
+            with open(target, "r+b") as handle:
+                handle.truncate(target.stat().st_size + self.sparse_tail)
+        return target
 
 
 def _lines(data: bytes) -> list[bytes]:
@@ -81,6 +109,17 @@ def _number(line: bytes, text: bytes) -> bytes:
 def apply(data: bytes, edit: tuple) -> bytes:
     """`data` with one edit made; positions and line numbers wrap around, so every edit applies to every file."""
     kind, *args = edit
+    if kind in ("filename", "sparse"):  # applied where the file is named and written
+        return data
+    if kind == "markup":  # hostile text inside the n-th tool name (else the n-th string)
+        key = b'"name":"' if b'"name":"' in data else b'"'
+        count = data.count(key)
+        at, found = -1, 0
+        while found <= args[0] % max(count, 1):
+            at = data.find(key, at + 1)
+            found += 1
+        at = (at + len(key)) if at >= 0 else len(data)
+        return data[:at] + args[1] + data[at:]
     size = max(len(data), 1)
     if kind == "flip":
         at = args[0] % size
@@ -137,6 +176,9 @@ EDITS = st.one_of(
     st.tuples(st.just("line"), _position, st.builds(_deep, st.sampled_from((1_000, 100_000)), st.booleans())),
     st.tuples(st.just("number"), _position, st.sampled_from(HUGE_NUMBERS)),
     st.tuples(st.just("splice"), _position, _position, _position, _position),
+    st.tuples(st.just("markup"), _position, st.sampled_from(HOSTILE_TEXT)),
+    st.tuples(st.just("filename"), st.sampled_from(HOSTILE_NAMES)),
+    st.tuples(st.just("sparse"), st.sampled_from(SPARSE_TAILS)),
 )
 
 CASES = st.builds(Case, st.sampled_from(SOURCE_IDS), st.lists(EDITS, min_size=1, max_size=4).map(tuple))
@@ -145,4 +187,11 @@ CASES = st.builds(Case, st.sampled_from(SOURCE_IDS), st.lists(EDITS, min_size=1,
 DEEP_QWEN = Case("qwen/multi-turn/session.jsonl", (("line", 3, _deep(100_000, False)),))
 DEEP_CLAUDE = Case(source_id(next(p for p in SOURCES if "claude/compact" in str(p))), (("line", 1, _deep(100_000, True)),))
 
-__all__ = ["CASES", "Case", "DEEP_CLAUDE", "DEEP_QWEN", "RECORDINGS", "SOURCES", "apply"]
+# A crash's run of NUL bytes past the line cap after a Qwen session; markup and escapes in a file and tool name.
+NUL_TAIL_QWEN = Case("qwen/multi-turn/session.jsonl", (("sparse", LINE_CAP + 1),))
+HOSTILE_NAMES_CLAUDE = Case(source_id(next(p for p in SOURCES if "claude/compact" in str(p))),
+                            (("filename", "[bold red]x"), ("filename", "\x1b[31mred"), ("markup", 2, b"[/nope]"),
+                             ("markup", 3, b"\\u001b]52;c;aGk=\\u0007")))
+
+__all__ = ["CASES", "Case", "DEEP_CLAUDE", "DEEP_QWEN", "HOSTILE_NAMES_CLAUDE", "NUL_TAIL_QWEN", "RECORDINGS", "SOURCES",
+           "apply"]

@@ -32,7 +32,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from doctor import cli
-from tests.hardening.mutations import CASES, DEEP_CLAUDE, DEEP_QWEN, Case
+from tests.hardening.mutations import CASES, DEEP_CLAUDE, DEEP_QWEN, HOSTILE_NAMES_CLAUDE, NUL_TAIL_QWEN, Case
 
 EXAMPLES = int(os.environ.get("DOCTOR_FUZZ_EXAMPLES", "40"))
 RENDERED = {0, 3}
@@ -41,8 +41,13 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def _tree(folder: Path) -> dict[str, tuple[str, int]]:
     """Every file under `folder`: its digest and mtime, to prove nothing was changed or written."""
-    return {str(path.relative_to(folder)): (hashlib.sha256(path.read_bytes()).hexdigest(), path.stat().st_mtime_ns)
+    return {str(path.relative_to(folder)): (_digest(path), path.stat().st_mtime_ns)
             for path in sorted(folder.rglob("*")) if path.is_file()}
+
+
+def _digest(path: Path) -> str:
+    with open(path, "rb") as handle:  # streamed: a case may end in a sparse run of hundreds of MiB
+        return hashlib.file_digest(handle, "sha256").hexdigest()
 
 
 @contextlib.contextmanager
@@ -81,14 +86,15 @@ def _check(code: int, out: str, err: str, allowed: set[int], what: str) -> None:
 def _written(scratch: Path, case: Case) -> Path:
     target = scratch / case.relative()
     target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_bytes(case.data())
-    return target
+    return case.write(target)
 
 
 @settings(max_examples=EXAMPLES)
 @given(case=CASES)
 @example(case=DEEP_QWEN)
 @example(case=DEEP_CLAUDE)
+@example(case=NUL_TAIL_QWEN)
+@example(case=HOSTILE_NAMES_CLAUDE)
 def test_a_mutated_session_never_crashes_the_cli(case: Case) -> None:
     with _scratch_home() as scratch:
         session = _written(scratch, case)
@@ -143,7 +149,7 @@ def test_doctor_sessions_on_a_home_of_mutated_sessions(cases: list[Case]) -> Non
             if layout is not None:
                 target = scratch / layout.parent / f"{number}-{layout.name}"
                 target.parent.mkdir(parents=True, exist_ok=True)
-                target.write_bytes(case.data())
+                case.write(target)
         before = _tree(scratch)
         for args in (["sessions", "--json", "--limit", "0"], ["sessions", "--limit", "0"]):
             code, out, err = _run(*args)
@@ -165,6 +171,7 @@ def _growing(path: Path, data: bytes, pieces: int) -> None:
 @settings(max_examples=max(EXAMPLES // 10, 3))
 @given(case=CASES)
 @example(case=DEEP_QWEN)
+@example(case=Case("qwen/batch-budget/session.jsonl", (("filename", "\x1b[31mred"),)))  # printed its raw name
 def test_follow_on_a_file_that_grows_with_mutated_lines(case: Case) -> None:
     """`doctor memory --follow --json` in its own process: JSON lines until Ctrl-C, then exit 0, no traceback."""
     with _scratch_home() as scratch:

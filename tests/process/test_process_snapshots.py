@@ -8,6 +8,7 @@ import tracemalloc
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
+import msgspec
 import pytest
 
 from doctor.process.model import MemoryLimit
@@ -54,17 +55,17 @@ def snapshot_dir(tmp_path):
 
 
 def snapshots_in(directory):
-    return sorted(path.name for path in directory.iterdir() if path.suffix == ".pickle")
+    return sorted(path.name for path in directory.iterdir() if path.suffix == ".msgpack")
 
 
 @posix_only
 def test_snapshot_is_private_named_like_qwens_and_loadable(stage, clock, snapshot_dir, tracing_restored):
     result = write_tracemalloc_snapshot(directory=snapshot_dir, probes=stage(clock=clock))
 
-    assert result.path.name == f"doctor-tracemalloc-{os.getpid()}-2025-01-02T03-04-05-678Z.pickle"
+    assert result.path.name == f"doctor-tracemalloc-{os.getpid()}-2025-01-02T03-04-05-678Z.msgpack"
     assert stat.S_IMODE(snapshot_dir.stat().st_mode) == 0o700
     assert stat.S_IMODE(result.path.stat().st_mode) == 0o600
-    assert isinstance(tracemalloc.Snapshot.load(str(result.path)), tracemalloc.Snapshot)
+    assert isinstance(load_snapshot(result.path), tracemalloc.Snapshot)
     assert result.to_dict()["warning"] == SENSITIVE_DATA_WARNING
     assert "file path" in SENSITIVE_DATA_WARNING
 
@@ -72,13 +73,13 @@ def test_snapshot_is_private_named_like_qwens_and_loadable(stage, clock, snapsho
 @posix_only
 def test_snapshot_file_is_private_before_any_byte_is_written(stage, clock, snapshot_dir, monkeypatch, tracing_restored):
     modes_when_dumping = []
-    real_dump = tracemalloc.Snapshot.dump
+    real_fdopen = os.fdopen
 
-    def watching_dump(snapshot, filename):
-        modes_when_dumping.append(stat.S_IMODE(os.stat(filename).st_mode))
-        real_dump(snapshot, filename)
+    def watching_fdopen(descriptor, *args, **kwargs):
+        modes_when_dumping.append(stat.S_IMODE(os.fstat(descriptor).st_mode))
+        return real_fdopen(descriptor, *args, **kwargs)
 
-    monkeypatch.setattr(tracemalloc.Snapshot, "dump", watching_dump)
+    monkeypatch.setattr(os, "fdopen", watching_fdopen)
     write_tracemalloc_snapshot(directory=snapshot_dir, probes=stage(clock=clock))
     assert modes_when_dumping == [0o600]
 
@@ -131,7 +132,7 @@ def test_only_the_five_newest_snapshots_are_kept(stage, clock, snapshot_dir, tra
     old_names = []
     for age_days in range(6, 0, -1):  # six older snapshots, oldest first
         moment = START - timedelta(days=age_days)
-        path = snapshot_dir / f"doctor-tracemalloc-1-{snapshot_timestamp(moment)}.pickle"
+        path = snapshot_dir / f"doctor-tracemalloc-1-{snapshot_timestamp(moment)}.msgpack"
         path.write_bytes(b"")
         os.utime(path, (moment.timestamp(), moment.timestamp()))
         old_names.append(path.name)
@@ -199,7 +200,9 @@ def test_compare_finds_the_allocation_made_between_two_snapshots(stage, clock, s
     assert [abs(d.size_delta) for d in differences] == sorted((abs(d.size_delta) for d in differences), reverse=True)
 
 
-def test_a_pickle_that_builds_anything_else_is_refused_unrun(tmp_path):
+def test_a_pickle_is_refused_unread_and_never_run(tmp_path):
+    """`--compare` reads files someone sent: a pickle (an older doctor's snapshot, or one built to
+    run code) is not unpickled at all."""
     sentinel = tmp_path / "pwned"
 
     class Payload:
@@ -208,27 +211,54 @@ def test_a_pickle_that_builds_anything_else_is_refused_unrun(tmp_path):
 
     hostile = tmp_path / "doctor-tracemalloc-1-x.pickle"
     hostile.write_bytes(pickle.dumps(Payload()))
-    with pytest.raises(SnapshotLoadError, match=r"doctor-tracemalloc-1-x\.pickle: not a readable tracemalloc snapshot \(refusing to load pathlib\.Path\.touch\)"):
+    with pytest.raises(SnapshotLoadError, match=r"doctor-tracemalloc-1-x\.pickle: not a readable tracemalloc snapshot "
+                                                r"\(an older doctor's pickle, which doctor no longer reads"):
         compare_snapshots(hostile, hostile)
     assert not sentinel.exists()
+    snapshot = tracemalloc.Snapshot((), 1)
+    old = tmp_path / "old.pickle"
+    snapshot.dump(str(old))  # what an older doctor wrote
+    with pytest.raises(SnapshotLoadError, match="an older doctor's pickle"):
+        load_snapshot(old)
 
 
-def test_a_snapshot_with_malformed_traces_is_refused_not_crashed(tmp_path):
-    malformed = tracemalloc.Snapshot.__new__(tracemalloc.Snapshot)
-    malformed.__dict__.update(traces="nonsense", traceback_limit=1)
-    path = tmp_path / "malformed.pickle"
-    path.write_bytes(pickle.dumps(malformed))
+def test_data_of_another_shape_is_refused_not_crashed(tmp_path):
+    wrong = tmp_path / "wrong.msgpack"
+    wrong.write_bytes(msgspec.msgpack.encode(["doctor tracemalloc snapshot", 1, 1, [[0, "big", [], None]]]))
+    with pytest.raises(SnapshotLoadError, match=r"wrong\.msgpack: not a readable tracemalloc snapshot \(Expected `int`"):
+        load_snapshot(wrong)
+    other = tmp_path / "other.msgpack"
+    other.write_bytes(msgspec.msgpack.encode(["something else", 1, 1, []]))
+    with pytest.raises(SnapshotLoadError, match="not a tracemalloc snapshot doctor wrote"):
+        load_snapshot(other)
+    frameless = tmp_path / "frameless.msgpack"  # the right types, traces that cannot be grouped by line
+    frameless.write_bytes(msgspec.msgpack.encode(["doctor tracemalloc snapshot", 1, 1, [[0, 64, [], 0]]]))
     with pytest.raises(SnapshotLoadError, match="snapshots cannot be compared"):
-        compare_snapshots(path, path)
+        compare_snapshots(frameless, frameless)
 
 
-def test_a_file_that_is_not_a_pickle_names_itself(tmp_path):
-    junk = tmp_path / "junk.pickle"
+def test_a_written_snapshot_reads_back_as_the_one_taken(tmp_path, stage, clock, tracing_restored):
+    tracemalloc.start(3)
+    ballast = [bytes(512) for _ in range(100)]  # noqa: F841
+    path = write_tracemalloc_snapshot(directory=tmp_path / "s", probes=stage(clock=clock)).path
+    taken = tracemalloc.take_snapshot()
+    read = load_snapshot(path)
+    assert read.traceback_limit == taken.traceback_limit == 3
+    assert path.read_bytes()[:1] != b"\x80"  # not a pickle
+    line = line_of("ballast = [bytes(512)")
+    mine = lambda snapshot: sorted(  # noqa: E731
+        (trace.size, [(frame.filename, frame.lineno) for frame in trace.traceback], trace.traceback.total_nframe)
+        for trace in snapshot.traces if trace.traceback[-1].lineno == line and trace.traceback[-1].filename == __file__)
+    assert mine(read) and mine(read) == mine(taken)
+
+
+def test_a_file_that_is_not_a_snapshot_names_itself(tmp_path):
+    junk = tmp_path / "junk.msgpack"
     junk.write_text("hello")
-    with pytest.raises(SnapshotLoadError, match="junk.pickle: not a readable tracemalloc snapshot"):
+    with pytest.raises(SnapshotLoadError, match="junk.msgpack: not a readable tracemalloc snapshot"):
         load_snapshot(junk)
-    with pytest.raises(SnapshotLoadError, match="missing.pickle"):
-        load_snapshot(tmp_path / "missing.pickle")
+    with pytest.raises(SnapshotLoadError, match="missing.msgpack"):
+        load_snapshot(tmp_path / "missing.msgpack")
 
 
 @pytest.mark.skipif(sys.platform in ("win32", "darwin"), reason="XDG layout is for Linux and the BSDs")

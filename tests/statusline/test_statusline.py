@@ -314,13 +314,13 @@ def test_a_broken_or_foreign_index_is_ignored(tmp_path, capsys, monkeypatch):
     transcript.write_bytes(CLAUDE[0].read_bytes())
     expected = _memory_figures(capsys, transcript)
     _status(capsys, monkeypatch, "claude", _payload("claude", transcript))
-    index = cache.index_file("claude", transcript)
+    index = cache.cache_dir() / cache.index_name("claude", transcript)
     assert index.stat().st_mode & 0o777 == 0o600 and index.parent.stat().st_mode & 0o777 == 0o700
     index.write_bytes(b"garbage")
     _, out, _ = _status(capsys, monkeypatch, "claude", _payload("claude", transcript))
     assert _line_figures(out) == expected
     spy = FeedSpy(monkeypatch)
-    os.chmod(index, 0o666)  # another user could have written it: never unpickled
+    os.chmod(index, 0o666)  # another user could have written it: never read
     _status(capsys, monkeypatch, "claude", _payload("claude", transcript))
     assert spy.starts == [0]
 
@@ -338,4 +338,4 @@ def test_racing_status_lines_each_print_the_right_line(tmp_path, capsys):
     for out, err in outputs:
         assert _line_figures(out.decode()) == expected and err == b""
     leftovers = [p.name for p in (tmp_path / "race-cache" / "doctor" / "statusline").iterdir()]
-    assert len(leftovers) == 1 and leftovers[0].endswith(".pickle")
+    assert len(leftovers) == 1 and leftovers[0].endswith(".msgpack")

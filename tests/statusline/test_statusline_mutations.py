@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 
 from doctor import cli
 from doctor.report.inert import inert_line
-from tests.hardening.mutations import EDITS, SOURCE_IDS, Case, _deep
+from tests.hardening.mutations import EDITS, NUL_TAIL_QWEN, SOURCE_IDS, Case, _deep
 from tests.statusline.test_statusline import LINE
 
 EXAMPLES = int(os.environ.get("DOCTOR_FUZZ_EXAMPLES", "40"))
@@ -95,7 +95,8 @@ def _memory_figures(agent: str, transcript: Path) -> tuple | None:
 @example(case=Case("qwen/compress-fast/session.jsonl", (("dup", 20),)), cuts=[1 << 10, 1 << 14, 1 << 16])
 @example(case=Case("qwen/rewind/session.jsonl", (("swap", 3, 18),)), cuts=[7, 5000, 30000])
 @example(case=Case("qwen/batch-budget/session.jsonl", (("flip", 0, 0),)), cuts=[0, 0, 295])  # only a torn first line
-@example(case=Case("qwen/batch-budget/session.jsonl", (("line", 0, _deep(1000, True)),)), cuts=[0, 0, 0])  # unpicklable
+@example(case=Case("qwen/batch-budget/session.jsonl", (("line", 0, _deep(1000, True)),)), cuts=[0, 0, 0])  # too deep to store
+@example(case=NUL_TAIL_QWEN, cuts=[1 << 12, 1 << 14, 1 << 16])  # a crash's NUL bytes past the line cap
 def test_the_resumed_status_line_agrees_with_doctor_memory_on_mutated_sessions(case: Case, cuts: list[int]) -> None:
     agent = next(name for prefix, name in AGENTS.items() if case.source.startswith(prefix))
     data = case.data()
@@ -116,3 +117,9 @@ def test_the_resumed_status_line_agrees_with_doctor_memory_on_mutated_sessions(c
                 assert out == "doctor: no tool results yet\n"
                 continue
             assert _line_figures(out) == _memory_figures(agent, transcript), f"{case} after {end} of {len(data)} bytes"
+        if case.sparse_tail:  # then a crash's run of NUL bytes: the line still agrees
+            with open(transcript, "r+b") as handle:
+                handle.truncate(len(data) + case.sparse_tail)
+            code, out, err = _run("statusline", agent, stdin=payload)
+            assert code == 0 and "Traceback" not in out + err and out.count("\n") == 1, out + err
+            assert _line_figures(out) == _memory_figures(agent, transcript), f"{case} with its sparse tail"

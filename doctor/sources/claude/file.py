@@ -56,11 +56,6 @@ class ClaudeFile:
     def side(self, kind: str) -> SideChannelCopy:
         return side_copy(self.side_channel, kind)
 
-    def __getstate__(self) -> dict:
-        """Pickled (the status line's index) without `outputs`: it knows its texts by object identity,
-        which a pickle does not keep. The status line never asks for the texts back."""
-        return {**self.__dict__, "outputs": None}
-
     def persisted_outputs(self) -> list[dict]:
         roots = spill_roots(self.path)
         rows = []
@@ -81,7 +76,7 @@ def read_claude_file(path: Path) -> ClaudeFile:
 class ClaudeFileReader:
     """The single pass, resumable: `feed` reads on from where the last `feed` stopped.
 
-    `doctor statusline` keeps one of these (pickled) per transcript and feeds it only the lines
+    `doctor statusline` keeps one of these (`claude.stored`) per transcript and feeds it only the lines
     appended since, so its state is everything the pass needs to go on: the file so far, the
     uuids and result lines seen, and the cursor. `finish` names results whose call came later
     and must be the last call: it changes the file it returns.

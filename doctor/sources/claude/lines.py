@@ -37,7 +37,7 @@ import orjson
 from doctor.core import rawjson
 from doctor.sources.base import SourceIssue
 from doctor.sources.claude_codex_common import raw_text_chars, text_chars
-from doctor.sources.jsonl import Cursor, iter_line_chunks, iter_mapped_lines, line_values, read_only_map
+from doctor.sources.jsonl import Cursor, iter_line_chunks, iter_mapped_lines, line_values, over_cap_issue, read_only_map
 
 # The record types read_claude_file takes something from; the others (api-request copies, cost and
 # prompt bookkeeping) are only checked to be valid JSON objects.
@@ -183,7 +183,16 @@ def iter_records(
             return
         buffer, view = mapping
         size, number = len(buffer), cursor.lines
-        for begin, stop in iter_line_chunks(buffer, cursor.offset, CHUNK_BYTES):
+        for begin, stop, readable in iter_line_chunks(buffer, cursor.offset, CHUNK_BYTES):
+            if not readable:  # one line longer than LINE_CAP: measured, not read
+                terminated = buffer[stop - 1] == 0x0A
+                if whole_lines_only and not terminated:
+                    return
+                number += 1
+                if terminated:
+                    cursor.offset, cursor.lines = stop, number
+                issues.append(over_cap_issue(path, number, stop - terminated - begin))
+                continue
             text, spans, table = rawjson.scan_records(view, begin, stop, SHORTEN_FROM)
             rows = memoryview(table).cast("n")  # per line: where it ends, where it starts in text, its first span
             try:
@@ -225,6 +234,9 @@ def _records_line_by_line(path: Path, issues: list[SourceIssue], cursor: Cursor,
         number += 1
         if terminated:
             cursor.offset, cursor.lines = offset + end - begin + 1, number
+        if buffer is None:  # longer than LINE_CAP: measured, not read
+            issues.append(over_cap_issue(path, number, end - begin))
+            continue
         record = fast_record(view[begin:end]) if fast else None
         if record is None:
             yield from _exact_records(path, number, buffer, view, begin, end, terminated, issues, offset)

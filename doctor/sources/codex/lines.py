@@ -22,7 +22,7 @@ from doctor.core import rawjson
 from doctor.sources.base import SourceIssue
 from doctor.sources.claude_codex_common import raw_text_chars, text_chars
 from doctor.sources.dumps.dialects import RESPONSES_ITEM_TYPES
-from doctor.sources.jsonl import iter_mapped_lines, line_values
+from doctor.sources.jsonl import iter_mapped_lines, line_values, over_cap_issue
 
 COMMAND_OUTPUT_EVENT = "command output event"
 PATCH_OUTPUT_EVENT = "patch output event"
@@ -146,6 +146,9 @@ def iter_envelopes(path: Path, issues: list[SourceIssue]) -> Iterator[tuple[int,
     number = 0
     for offset, buffer, view, begin, end, terminated in iter_mapped_lines(path):
         number += 1
+        if buffer is None:  # longer than LINE_CAP: measured, not read
+            issues.append(over_cap_issue(path, number, end - begin))
+            continue
         if fast and buffer.find(EVENT_MARK, begin, min(end, begin + MARK_WITHIN)) >= 0:
             copy = fast_event(view[begin:end])
             if copy is not None:

@@ -16,7 +16,7 @@ from pathlib import Path
 from doctor.core.lazy_pattern import LazyPattern
 from doctor.sources.base import LoadedSession, SourceError, SourceIssue, open_session_file
 from doctor.sources.dumps.dialects import ANTHROPIC, CONVERTERS, GEMINI_API, OPENAI, OPENAI_RESPONSES, detect_dialect
-from doctor.sources.jsonl import iter_json_lines, loads
+from doctor.sources.jsonl import iter_json_lines, loads, over_cap_message, read_document
 
 NAME = "dump"
 ALIASES = (OPENAI, ANTHROPIC, GEMINI_API, OPENAI_RESPONSES)
@@ -65,12 +65,12 @@ def read(path: Path, dialect: str | None = None) -> LoadedSession:
 
 def _load(path: Path, issues: list[SourceIssue]) -> tuple[object, list]:
     """(request body or None, message list) from a JSON document or JSON Lines."""
-    with open_session_file(path) as handle:
-        data = handle.read()
+    data = read_document(path)  # None: longer than one document doctor decodes; its lines may still be
     try:
-        document = loads(data)
+        document = loads(data) if data is not None else None
     except ValueError:
         document = None
+    if document is None:
         lines = [line.value for line in iter_json_lines(path, issues)]
         bodies = [line for line in lines if _message_list(line) is not None]
         if bodies:
@@ -79,6 +79,8 @@ def _load(path: Path, issues: list[SourceIssue]) -> tuple[object, list]:
             document = lines
     items = _message_list(document)
     if items is None:
+        if data is None:
+            raise SourceError(path, f"{over_cap_message(path.stat().st_size)}, and no line of it holds a message list")
         raise SourceError(path, "no message list (messages, input, contents, or a JSON array of messages)")
     return document, items
 

@@ -35,7 +35,7 @@ from doctor.sources.base import (
     open_session_file,
 )
 from doctor.sources.gemini import document, measured, spans
-from doctor.sources.jsonl import loads
+from doctor.sources.jsonl import SEARCH_WINDOW, loads
 from doctor.sources.sniffing import outline_values
 
 NAME = "gemini"
@@ -162,7 +162,9 @@ def _is_json_lines(path: Path) -> bool:
     """JSON Lines: the first line is a complete value of its own (a legacy file is one, usually
     pretty-printed, object)."""
     with open_session_file(path) as handle:
-        first = handle.readline()
+        first = handle.readline(SEARCH_WINDOW + 1)
+    if len(first) > SEARCH_WINDOW:  # a record this long (a legacy document is pretty-printed): lines
+        return True
     try:
         loads(first.strip())
     except ValueError:

@@ -29,9 +29,9 @@ from pathlib import Path
 import orjson
 
 from doctor.core import rawjson
-from doctor.sources.base import SourceError, open_session_file
+from doctor.sources.base import SourceError
 from doctor.sources.gemini.spans import SHORTEN_FROM, MessageSpan
-from doctor.sources.jsonl import DROP_EVERY, drop_pages_behind, loads, read_only_map
+from doctor.sources.jsonl import DROP_EVERY, LINE_CAP, drop_pages_behind, loads, over_cap_message, read_document, read_only_map
 
 _WHITESPACE = re.compile(rb"[ \t\n\r]*")
 _SCALAR = re.compile(rb"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?|true|false|null")
@@ -53,9 +53,10 @@ def replay(path: Path, state) -> None:
 
 
 def whole(path: Path) -> object:
-    """The exact reading: the whole document decoded at once."""
-    with open_session_file(path) as handle:
-        data = handle.read()
+    """The exact reading: the whole document decoded at once (none past LINE_CAP: SourceError)."""
+    data = read_document(path)
+    if data is None:
+        raise SourceError(path, f"{over_cap_message(path.stat().st_size)} (a legacy Gemini CLI session)")
     try:
         return loads(data)
     except ValueError as exc:
@@ -130,9 +131,9 @@ class _Walk:
         while True:
             if self.buffer[at : at + 1] != b"{":
                 raise _Refused  # a message that is not an object: the exact reading skips it
-            scanned = self.scan(self.buffer, at, self.size, SHORTEN_FROM)
+            scanned = self.scan(self.buffer, at, min(self.size, at + LINE_CAP), SHORTEN_FROM)
             if scanned is None:
-                raise _Refused
+                raise _Refused  # invalid, or a message longer than LINE_CAP: the exact reading says which
             end, short, long, deepest, lone = scanned
             record = self._decode(at, end, short, deepest + 2, lone)
             ident = record.get("id")
@@ -152,7 +153,7 @@ class _Walk:
         """The value at `at` (a string when `string`), decoded, and where it ends."""
         opening = self.buffer[at : at + 1]
         if opening in (b"{", b"[", b'"'):
-            scanned = self.scan(self.buffer, at, self.size, _NEVER)
+            scanned = self.scan(self.buffer, at, min(self.size, at + LINE_CAP), _NEVER)
             if scanned is None or (string and opening != b'"'):
                 raise _Refused
             end, _, _, deepest, lone = scanned

@@ -29,7 +29,7 @@ import orjson
 
 from doctor.core import rawjson
 from doctor.sources.base import SourceError, SourceIssue, open_session_file
-from doctor.sources.jsonl import iter_mapped_lines, line_values, loads
+from doctor.sources.jsonl import iter_mapped_lines, line_values, loads, over_cap_issue
 
 # A string value this long (its JSON token, in bytes) is measured by the scan and left out of the
 # copy that is decoded; the history decodes it only when it is not a tool output or display.
@@ -85,6 +85,9 @@ def replay(path: Path, state, issues: list[SourceIssue]) -> None:
     scan = rawjson.scan_value if rawjson.accelerated else None
     for offset, buffer, view, begin, end, terminated in iter_mapped_lines(path):
         number += 1
+        if buffer is None:  # longer than LINE_CAP: measured, not read
+            issues.append(over_cap_issue(path, number, end - begin))
+            continue
         kept = scanned_record(buffer, begin, end, offset, scan)
         if kept is not None:
             ident, value = kept

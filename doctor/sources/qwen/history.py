@@ -23,6 +23,7 @@ from __future__ import annotations
 import copy
 from collections import Counter, deque
 from collections.abc import Callable, Iterable, Iterator
+from typing import TYPE_CHECKING
 
 from doctor.sources.qwen.transcript import COMPRESSION, SYSTEM_ACTIVE, SYSTEM_QUIET, ChainRecords
 
@@ -42,6 +43,9 @@ STARTUP_CONTEXT_STAND_IN = {
 }
 
 Report = Callable[[str], None]
+
+if TYPE_CHECKING:
+    from doctor.core.stored import StoredHistory
 
 
 def _function_call(part: object) -> dict | None:
@@ -441,7 +445,7 @@ def _answered_in_place(window: list[dict], expected: dict, adjacent: int) -> boo
 class ResumableHistory:
     """`resumed_history` built as the chain grows, one record at a time, able to stop and go on.
 
-    `doctor statusline` keeps one between turns (pickled) and feeds it only the chain records a
+    `doctor statusline` keeps one between turns (`stored`) and feeds it only the chain records a
     turn added. Contents no later record can change are handed over once (`take_finished`);
     the last two (which `_Accumulator` may still merge into or pop) and an open repair window
     follow them (`held`, closed on copies). Together, in order, they are what
@@ -463,6 +467,30 @@ class ResumableHistory:
         self.repair = OrphanRepair()
         self.done: list[dict] = []
         self.repair.push(copy_content(STARTUP_CONTEXT_STAND_IN), self.done)
+
+    def stored(self) -> StoredHistory:
+        accumulator, repair = self.accumulator, self.repair
+        from doctor.core.stored import StoredHistory
+
+        return StoredHistory(
+            self.issues, self.restarts, list(accumulator.pending), list(accumulator.completed),
+            list(accumulator.counts.calls.items()), list(accumulator.counts.results.items()),
+            accumulator.last_material, accumulator.frozen, accumulator.track_counts,
+            repair.reason, repair.window, repair.answering, self.done)
+
+    @classmethod
+    def from_stored(cls, stored: StoredHistory) -> ResumableHistory:
+        history = cls.__new__(cls)
+        history.issues, history.restarts, history.done = stored.issues, stored.restarts, stored.done
+        accumulator = history.accumulator = _Accumulator(history.issues.append, stored.track_counts)
+        accumulator.pending.extend(stored.pending)
+        accumulator.completed = set(stored.completed)
+        accumulator.counts.calls.update(dict(stored.calls))
+        accumulator.counts.results.update(dict(stored.results))
+        accumulator.last_material, accumulator.frozen = stored.last_material, stored.frozen
+        history.repair = OrphanRepair(stored.reason)
+        history.repair.window, history.repair.answering = stored.window, stored.answering
+        return history
 
     def extend(self, records: ChainRecords, start: int, *, measured: bool = False) -> None:
         """Add the chain's records from position `start` on (`measured`: see `api_history`)."""

@@ -17,15 +17,15 @@ from array import array
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 
 from orjson import loads as _orjson_loads
 
 from doctor.core.jsvalues import MeasuredText, js_len, js_stringify_len, js_truthy
 from doctor.core.rawjson import ShortenedLine, offset_in, scan_line, string_span, token_head
 from doctor.core.sentinels import SENTINEL_PREFIXES
-from doctor.sources.base import SideChannelCopy, SourceError, SourceIssue
-from doctor.sources.jsonl import is_valid_utf8, iter_mapped_lines
+from doctor.sources.base import SideChannelCopy, SourceError, SourceIssue, restored_issue, stored_issue
+from doctor.sources.jsonl import LINE_CAP, content_span, is_valid_utf8, iter_mapped_lines, opens_value, over_cap_issue
 from doctor.sources.qwen.records import (
     FAST_ERRORS,
     INDEX_DECODER,
@@ -44,6 +44,9 @@ from doctor.sources.qwen.records import (
     normalized_record,
     parse_line,
 )
+
+if TYPE_CHECKING:
+    from doctor.core.stored import StoredIndex
 
 NO_PARENT = -1
 # Kind codes: what the history rebuild needs to know about a chain record without reading it.
@@ -71,6 +74,12 @@ class ChainGap:
 
     child_uuid: str
     missing_parent_uuid: str
+
+
+# TranscriptIndex's per-record columns and their array typecodes.
+_COLUMNS = (("_parent", "q"), ("_offset", "q"), ("_length", "q"), ("_message_at", "q"), ("_message_length", "q"),
+            ("_type", "b"), ("_output_at", "q"), ("_output_end", "q"), ("_output_units", "q"), ("_kind", "b"),
+            ("_ui_kind", "b"))
 
 
 @dataclass
@@ -104,6 +113,39 @@ class TranscriptIndex:
     _position: dict[int, int] = field(default_factory=dict)  # records salvaged from a glued line
     _extra_fragments: dict[int, list[tuple[int, int]]] = field(default_factory=dict)
     leaf: int | None = None
+
+    def stored(self) -> StoredIndex:
+        from doctor.core.stored import StoredIndex
+
+        return StoredIndex(
+            [stored_issue(issue) for issue in self.issues],
+            (self.ui_display.count, self.ui_display.chars), self.first_record, self.session_ids, self._uuids,
+            [getattr(self, name).tobytes() for name, _ in _COLUMNS], self._subtypes, self._position,
+            self._extra_fragments, self.leaf)
+
+    @classmethod
+    def from_stored(cls, path: Path, stored: StoredIndex) -> TranscriptIndex:
+        """The index `stored` was made from. Raises ValueError when its parts disagree (a column of
+        another length, an id beyond the uuids)."""
+        records = len(stored.uuids)
+        index = cls(path, [restored_issue(path, issue) for issue in stored.issues],
+                    SideChannelCopy("ui-display", *stored.ui_display), stored.first_record, stored.session_ids,
+                    {uuid: ident for ident, uuid in enumerate(stored.uuids)}, stored.uuids)
+        if len(index._ids) != records or len(stored.columns) != len(_COLUMNS):
+            raise ValueError("stored index uuids or columns disagree")
+        for (name, typecode), data in zip(_COLUMNS, stored.columns):
+            column = array(typecode)
+            column.frombytes(data)
+            if len(column) != records:
+                raise ValueError(f"stored index column {name} holds {len(column)} entries for {records} records")
+            setattr(index, name, column)
+        ids = [*stored.subtypes, *stored.position, *stored.extra_fragments, *(() if stored.leaf is None else (stored.leaf,))]
+        if (ids and not 0 <= min(ids) <= max(ids) < records) or (records and not NO_PARENT <= min(index._parent)
+                                                                  <= max(index._parent) < records):
+            raise ValueError("stored index names a record it does not hold")
+        index._subtypes, index._position, index._extra_fragments = stored.subtypes, stored.position, stored.extra_fragments
+        index.leaf = stored.leaf
+        return index
 
     def _id(self, uuid: str) -> int:
         ident = self._ids.get(uuid)
@@ -428,6 +470,9 @@ def extend_index(index: TranscriptIndex, start: int = 0, lines_before: int = 0, 
             break
         number += 1
         end, lines = offset + stop - begin + terminated, number
+        if buffer is None:  # longer than LINE_CAP: measured, not read
+            index.issues.append(over_cap_issue(path, number, stop - begin))
+            continue
         scanned = scan(view, begin, stop, SHORTEN_FROM) if index.first_record is not None else None
         if scanned is not None:
             # The fast path: a line that is one record, decoded field by field (its long strings,
@@ -441,16 +486,22 @@ def extend_index(index: TranscriptIndex, start: int = 0, lines_before: int = 0, 
             else:
                 if add_fields(fields, number, offset, buffer, view, begin, stop, shortened):
                     continue
-        _index_line(index, buffer[begin:stop], number, offset, terminated)
+        _index_line(index, buffer, begin, stop, number, offset, terminated)
     return end, lines
 
 
-def _index_line(index: TranscriptIndex, raw: bytes, number: int, offset: int, terminated: bool) -> None:
-    """The full path for one line: every object `parse_line` finds, and what was wrong with it."""
+def _index_line(index: TranscriptIndex, buffer, begin: int, stop: int, number: int, offset: int, terminated: bool) -> None:
+    """The full path for one line (`buffer[begin:stop]`): every object `parse_line` finds, and what was
+    wrong with it. A line no value opens and with no "{" to salvage an object from (a crash's NUL
+    bytes) is reported as parse_line would, without copying it."""
     path = index.path
-    stripped = raw.strip()
-    if not stripped:
+    first, last = content_span(buffer, begin, stop)
+    if first == last:
         return
+    if not opens_value(buffer[first]) and buffer.find(b"{", first, last) < 0:
+        index.issues.append(_line_issue(path, number, "invalid JSON", terminated, 0, last - first))
+        return
+    stripped = buffer[first:last]
     values, problem = parse_line(stripped)
     if problem is not None:
         index.issues.append(_line_issue(path, number, problem, terminated, len(values), len(stripped)))
@@ -648,7 +699,7 @@ class ChainRecords:
 
     def _read(self, handle, offset: int, slot: int) -> dict | None:
         handle.seek(offset)
-        values, _ = parse_line(handle.readline().strip())
+        values, _ = parse_line(handle.readline(LINE_CAP + 1).strip())  # the line indexed was at most that
         if slot >= len(values):
             raise SourceError(self.index.path, "changed while being read (a record moved)")
         return normalized_record(values[slot])

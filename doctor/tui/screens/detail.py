@@ -75,7 +75,7 @@ class ResultDetailScreen(Screen):
         stub = r.stub
         if stub is not None:
             if stub.sha256:
-                rows.append(("declared sha256", stub.sha256))
+                rows.append(("declared sha256", fmt.plain(stub.sha256)))
             declared = [f"{fmt.num(v)} {unit}" for v, unit in ((stub.declared_chars, "chars"),
                         (stub.declared_lines, "lines"), (stub.declared_kb, "KB")) if v is not None]
             if declared:

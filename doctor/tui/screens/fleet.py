@@ -153,8 +153,8 @@ class FleetScreen(Screen):
 
     def compose(self) -> ComposeResult:
         data = self.data
-        yield Static(inert_line(f"doctor scan — {len(data.sessions):,} sessions, {len(data.tools):,} tools, "
-                                f"{data.skipped:,} files skipped — {data.database}"), id="title")
+        yield Static(Text(inert_line(f"doctor scan — {len(data.sessions):,} sessions, {len(data.tools):,} tools, "
+                                     f"{data.skipped:,} files skipped — {data.database}")), id="title")
         yield Input(placeholder="filter sessions (path, agent, version)…", id="fleet-filter")
         with Horizontal(id="fleet-body"):
             yield SortableTable(SESSION_COLUMNS, id="fleet-sessions")
@@ -212,7 +212,7 @@ class FleetScreen(Screen):
         provider = self.open_session(path) if self.open_session else None
         if provider is None:
             self.notify(f"{inert_line(path)} is not a file here; scan with --paths full to open sessions.",
-                        severity="warning", timeout=4)
+                        severity="warning", timeout=4, markup=False)  # a stored path, e.g. an archive member's name
             return
         self.opened = path
         self.app.push_screen(SessionScreen(provider))

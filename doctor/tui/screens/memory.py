@@ -26,6 +26,8 @@ from textual.widgets import (
 )
 from textual.worker import get_current_worker
 
+from doctor.report.inert import inert_line
+from doctor.tui import format as fmt
 from doctor.tui.messages import LoadFailed, LoadProgress, ReportReady
 from doctor.tui.provider import ReportProvider, refresh_interval, refresher
 from doctor.tui.spill_links import SpillLinks
@@ -166,14 +168,14 @@ class MemoryScreen(Screen):
         bar = self.query_one("#loading-bar", ProgressBar)
         bar.update(total=None if message.fraction is None else 100,
                    progress=0 if message.fraction is None else message.fraction * 100)
-        self.query_one("#loading-text", Label).update(message.text)
+        self.query_one("#loading-text", Label).update(Text(fmt.inert(message.text)))  # it names the file: not markup
 
     def on_load_failed(self, message: LoadFailed) -> None:
         if self.report is None:
-            self.query_one("#loading-text", Label).update(f"Could not load the report: {message.error}")
+            self.query_one("#loading-text", Label).update(Text(fmt.inert(f"Could not load the report: {message.error}")))
             self.query_one("#loading-bar").display = False
         else:
-            self.notify(message.error, severity="error")
+            self.notify(inert_line(message.error), severity="error", markup=False)
 
     def on_report_ready(self, message: ReportReady) -> None:
         first = self.report is None
