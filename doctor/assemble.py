@@ -98,15 +98,17 @@ def resolve_settings(options: ReportOptions, project_dir: Path | None) -> Resolv
 
 
 def analyse(
-    history: Iterable, ui_history: Iterable | None, resolved: ResolvedSettings
+    history: Iterable, ui_history: Iterable | None, resolved: ResolvedSettings, *, turns_marked: bool = False
 ) -> tuple[RetentionAnalysis | None, str | None]:
-    """The analysis, or None and the reason where Qwen's analyzer would throw."""
+    """The analysis, or None and the reason where Qwen's analyzer would throw (`turns_marked`:
+    the reader marked the typed prompts, `doctor.core.turns`)."""
     try:
         analysis = analyze_tool_result_retention(
             history,
             ui_history=ui_history,
             budgets=resolved.budgets,
             image_token_estimate=resolved.image_token_estimate,
+            turns_marked=turns_marked,
         )
     except RetentionUnavailable as exc:
         return None, f"Tool result retention diagnostics unavailable: {exc}"
@@ -137,7 +139,8 @@ def session_analysis(session: LoadedSession, options: ReportOptions) -> tuple[Re
     """The settings that judge the session, the analysis, and why it is unavailable when it is:
     what `report_for_session` puts in the report."""
     resolved = session_settings(session, options)
-    analysis, unavailable = analyse(session.history_to_measure(), session.ui_history_to_measure(), resolved)
+    analysis, unavailable = analyse(session.history_to_measure(), session.ui_history_to_measure(), resolved,
+                                    turns_marked=session.turns_marked)
     return resolved, analysis, unavailable
 
 

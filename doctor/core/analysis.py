@@ -152,7 +152,8 @@ class RetentionAnalysis(Struct, frozen=True):
         return [row for row in rows if row.stub is not None]
 
     def chars_by_turn(self) -> list[tuple[int, float]]:
-        """Retained chars added per user turn, for the "where it grew" chart."""
+        """Retained chars added per turn (the person's n-th prompt, `doctor.core.turns`), for the
+        "where it grew" chart."""
         per_turn: dict[int, float] = {}
         for turn, chars in zip(self._columns("turn"), self._columns("chars")):
             per_turn[turn] = per_turn.get(turn, 0) + chars
@@ -178,10 +179,12 @@ def _stats(totals: RetentionTotals, threshold: float, ui: UiScan | None) -> Rete
     )
 
 
-def new_table(budgets: BudgetRegistry, image_token_estimate: float, contents: Sequence | None) -> ResultTable:
-    """An empty table measuring with `budgets` (an agent's rules answer the same questions)."""
+def new_table(budgets: BudgetRegistry, image_token_estimate: float, contents: Sequence | None, *,
+              turns_marked: bool = False) -> ResultTable:
+    """An empty table measuring with `budgets` (an agent's rules answer the same questions);
+    `turns_marked`: the history's reader marked its typed prompts (`doctor.core.turns`)."""
     return ResultTable(budgets.result_budget, budgets.threshold, image_token_estimate, contents,
-                       budgets.exempt_prefixes)
+                       budgets.exempt_prefixes, turns_marked)
 
 
 def analysis_of_table(table: ResultTable, ui_history: Iterable | None, budgets: BudgetRegistry,
@@ -204,10 +207,11 @@ def analyze_tool_result_retention(
     ui_history: Iterable | None = None,
     budgets: BudgetRegistry | None = None,
     image_token_estimate: float = DEFAULT_IMAGE_TOKEN_ESTIMATE,
+    turns_marked: bool = False,
 ) -> RetentionAnalysis:
     """Qwen's `toolResultRetention` for `history` (and `ui_history`), with per-result rows.
 
-    One pass. A list (a live host's history) is read by reference, up to the
+    `turns_marked`: the reader marked where each typed prompt starts (`doctor.core.turns`). One pass. A list (a live host's history) is read by reference, up to the
     length it had when the analysis started (a host thread may append meanwhile);
     any other iterable (a reader streaming a recording) is consumed once, so no
     Content outlives its own measurement. Raises RetentionUnavailable where
@@ -217,6 +221,6 @@ def analyze_tool_result_retention(
     contents = history if isinstance(history, Sequence) else None
     if contents is not None:
         history = islice(history, len(history))
-    table = new_table(budgets, image_token_estimate, contents)
+    table = new_table(budgets, image_token_estimate, contents, turns_marked=turns_marked)
     table.extend(history)
     return analysis_of_table(table, ui_history, budgets, image_token_estimate)

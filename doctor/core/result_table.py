@@ -33,6 +33,7 @@ from doctor.core.retention import (
     RetentionUnavailable,
     whole_number,
 )
+from doctor.core.turns import TURN
 from doctor.core.sentinels import (
     ALREADY_TRUNCATED_PREFIXES,
     LAYERS,
@@ -98,12 +99,16 @@ class ResultTable:
     """
 
     def __init__(self, budget_for: BudgetLookup, threshold: Budget, image_token_estimate: float,
-                 contents: Sequence | None = None, exempt_prefixes: tuple[str, ...] = ALREADY_TRUNCATED_PREFIXES):
+                 contents: Sequence | None = None, exempt_prefixes: tuple[str, ...] = ALREADY_TRUNCATED_PREFIXES,
+                 turns_marked: bool = False):
         """`contents`, when given, is the list being measured, kept by reference: sentinel
         headers are then parsed from it when a row is read instead of during the pass.
         Results starting with `exempt_prefixes` were bounded already and are never oversized
-        (Qwen's two prefixes by default; another agent's rules name that agent's markers)."""
+        (Qwen's two prefixes by default; another agent's rules name that agent's markers).
+        `turns_marked`: the reader marked where each typed prompt starts (`doctor.core.turns`);
+        otherwise a user Content with text and no tool result opens a turn."""
         self._exempt = exempt_prefixes
+        self.turns_marked = turns_marked
         self._budget_for = budget_for
         self._threshold = threshold
         self._contents = contents
@@ -196,10 +201,15 @@ class ResultTable:
         add_tool, add_call = self.tool.append, self.call_ids.append
         limits, tool_index, tool_slot, exempt = self._limits, self._tool_index, self._tool_slot, self._exempt
         count, total, largest, oversized, turn = self.count, self.total, self.largest, self.oversized, self.turns
+        marked = self.turns_marked
         for content_index, content in enumerate(contents, first_index):
             if type(content) is dict:
                 parts = content.get("parts")
                 role = content.get("role")
+                if marked:
+                    mark = content.get(TURN)
+                    if type(mark) is int:
+                        turn = mark
             else:
                 if content is None:
                     raise RetentionUnavailable("Cannot read properties of null (reading 'parts')")
@@ -209,8 +219,8 @@ class ResultTable:
                 continue
             if type(parts) is not list:
                 parts = list(_js_iterable(parts))
-            # A user Content with text and no tool result opens a turn (rows after it belong to it).
-            if role == "user" and _is_prompt(parts):
+            # Unmarked histories: a user Content with text and no tool result opens a turn.
+            if not marked and role == "user" and _is_prompt(parts):
                 turn += 1
             for part_index, part in enumerate(parts):
                 if type(part) is dict:

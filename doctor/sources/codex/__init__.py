@@ -66,6 +66,8 @@ def read(path: Path) -> LoadedSession:
         project_dir=Path(session_meta["cwd"]) if isinstance(session_meta.get("cwd"), str) else None,
         started=session_meta.get("timestamp"),
         meta=_meta(rollout, contents),
+        # A rollout with no prompt events (the legacy layout) is counted as an unmarked history.
+        turns_marked=rollout.prompts > 0,
     )
     if rollout.compacted.count:
         session.side_channel[COMPACTED] = SideChannelCopy(COMPACTED, rollout.compacted.count, rollout.compacted.raw_chars)

@@ -27,6 +27,10 @@ from doctor.sources.jsonl import iter_mapped_lines, line_values
 COMMAND_OUTPUT_EVENT = "command output event"
 PATCH_OUTPUT_EVENT = "patch output event"
 MCP_RESULT_EVENT = "mcp result event"
+# Not a copy: the event Codex writes for a prompt the person typed, right after its message item
+# (`user_message`; 0.171 also an `item_completed` UserMessage, its own list of typed prompts, which
+# leaves out the developer and environment messages). `read_rollout` counts the turns by it.
+TYPED_PROMPT = "typed prompt"
 COMMAND_OUTPUT_FIELDS = ("aggregated_output", "stdout", "stderr", "formatted_output")
 
 
@@ -44,14 +48,19 @@ def envelope(record: dict) -> tuple[str | None, object]:
 
 
 def event_copy(event: dict) -> tuple[str, int] | None:
-    """The exact path: (side channel, chars) of the output an event copies, or None."""
+    """The exact path: (side channel, chars) of the output an event copies, (TYPED_PROMPT, 0) for
+    a typed prompt's event, or None."""
     kind = event.get("type")
     if kind == "exec_command_end":
         return COMMAND_OUTPUT_EVENT, _text_fields(event, COMMAND_OUTPUT_FIELDS)
+    if kind == "user_message":
+        return TYPED_PROMPT, 0
     if kind == "item_completed":
         item = event.get("item")
         if isinstance(item, dict) and item.get("type") == "CommandExecution":
             return COMMAND_OUTPUT_EVENT, _text_fields(item, COMMAND_OUTPUT_FIELDS)
+        if isinstance(item, dict) and item.get("type") == "UserMessage":
+            return TYPED_PROMPT, 0
     elif kind == "patch_apply_end":
         return PATCH_OUTPUT_EVENT, _text_fields(event, ("stdout", "stderr"))
     elif kind == "mcp_tool_call_end":
@@ -116,10 +125,14 @@ def _fast_copy(event: _Event, text, spans: tuple) -> tuple[str, int] | None:
     kind = event.type
     if kind == "exec_command_end":
         return COMMAND_OUTPUT_EVENT, _fast_text_fields(event, COMMAND_OUTPUT_FIELDS, text, spans)
+    if kind == "user_message":
+        return TYPED_PROMPT, 0
     if kind == "item_completed":
         item = event.item
         if item is not None and item.type == "CommandExecution":
             return COMMAND_OUTPUT_EVENT, _fast_text_fields(item, COMMAND_OUTPUT_FIELDS, text, spans)
+        if item is not None and item.type == "UserMessage":
+            return TYPED_PROMPT, 0
     elif kind == "patch_apply_end":
         return PATCH_OUTPUT_EVENT, _fast_text_fields(event, ("stdout", "stderr"), text, spans)
     elif kind == "mcp_tool_call_end":
