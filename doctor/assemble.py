@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from msgspec import Struct, field
 
+from doctor.core.agent_measure import AgentMeasure, measure_for
 from doctor.core.agent_rules import rules_for
 from doctor.core.agent_rules.model import AgentRules
 from doctor.core.analysis import RetentionAnalysis, analyze_tool_result_retention
@@ -98,10 +99,12 @@ def resolve_settings(options: ReportOptions, project_dir: Path | None) -> Resolv
 
 
 def analyse(
-    history: Iterable, ui_history: Iterable | None, resolved: ResolvedSettings, *, turns_marked: bool = False
+    history: Iterable, ui_history: Iterable | None, resolved: ResolvedSettings, *, turns_marked: bool = False,
+    measure: AgentMeasure | None = None,
 ) -> tuple[RetentionAnalysis | None, str | None]:
     """The analysis, or None and the reason where Qwen's analyzer would throw (`turns_marked`:
-    the reader marked the typed prompts, `doctor.core.turns`)."""
+    the reader marked the typed prompts, `doctor.core.turns`; `measure`: the agent's own measure,
+    taken beside Qwen's figures)."""
     try:
         analysis = analyze_tool_result_retention(
             history,
@@ -109,6 +112,7 @@ def analyse(
             budgets=resolved.budgets,
             image_token_estimate=resolved.image_token_estimate,
             turns_marked=turns_marked,
+            measure=measure,
         )
     except RetentionUnavailable as exc:
         return None, f"Tool result retention diagnostics unavailable: {exc}"
@@ -140,7 +144,7 @@ def session_analysis(session: LoadedSession, options: ReportOptions) -> tuple[Re
     what `report_for_session` puts in the report."""
     resolved = session_settings(session, options)
     analysis, unavailable = analyse(session.history_to_measure(), session.ui_history_to_measure(), resolved,
-                                    turns_marked=session.turns_marked)
+                                    turns_marked=session.turns_marked, measure=measure_for(session.agent))
     return resolved, analysis, unavailable
 
 

@@ -40,7 +40,9 @@ def _number(text: str) -> int:
 
 def _memory(box: Sandbox, transcript) -> tuple:
     data = json.loads(box.doctor("memory", "--json", str(transcript)).stdout)
-    top = data["retention"]["perTool"][0]
+    top, own = data["retention"]["perTool"][0], data.get("agentMeasure")
+    if own is not None:  # Claude's line: what Claude sent, tokens by Claude's own estimate
+        return own["sent"], own["sentTokens"], own["oversizedResultCount"], top["tool"], top["sent"]
     return (data["toolResultRetention"]["totalChars"], data["retention"]["totalTokens"],
             data["toolResultRetention"]["oversizedResultCount"], top["tool"], top["chars"])
 
