@@ -120,3 +120,24 @@ def test_codex_alarm_counts_bytes_at_the_margin(tmp_path):
     assert silent is None
     assert (f"doctor: Bash returned {size:,} bytes (≈{-(-size // 4):,} tokens), over Codex CLI's "
             f"{size - header - 1:,}-byte limit + 1,000 bytes of header") in alarm["systemMessage"]
+
+
+def test_follow_prints_the_agents_measure(tmp_path):
+    """`doctor memory --follow` (its text face) on a Codex rollout: the line says bytes sent and Codex's tokens."""
+    import signal
+    import time
+
+    follower = subprocess.Popen([sys.executable, "-m", "doctor", "memory", "--follow", str(CODEX)], stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True, env=_env(tmp_path))
+    try:
+        deadline = time.monotonic() + 30
+        line = ""
+        while "tool results" not in line and time.monotonic() < deadline:
+            line = follower.stdout.readline()
+        follower.send_signal(signal.SIGINT)
+        follower.communicate(timeout=30)
+    finally:
+        if follower.poll() is None:
+            follower.kill()
+    size, tokens = _totals(codex_expected(CODEX))
+    assert f"4 tool results, {size:,} bytes sent (≈{tokens:,} tokens by Codex CLI's estimate)" in line, line
