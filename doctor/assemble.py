@@ -17,6 +17,7 @@ from msgspec import Struct, field
 
 from doctor.core.agent_measure import AgentMeasure, measure_for
 from doctor.core.agent_rules import rules_for
+from doctor.core.context_window import from_session_meta
 from doctor.core.agent_rules.model import AgentRules
 from doctor.core.analysis import RetentionAnalysis, analyze_tool_result_retention
 from doctor.core.budgets import BudgetRegistry, QwenLimits, ToolSpec
@@ -170,6 +171,7 @@ def report_for_session(session: LoadedSession, options: ReportOptions, *, spill=
         process=process,
         rules=resolved.rules,
         yardstick="qwen" if options.budgets == "qwen" else session.agent,
+        context_window=from_session_meta(session.agent, session.meta),
         top=options.top,
         path_style=options.path_style,
     )

@@ -95,6 +95,10 @@ def summary(path: Path, agent: str | None = None, top: int = 3, paths: str = "sh
                                                                 path_style=paths))
     except (SourceError, ValueError) as exc:
         return f"doctor: {exc}\n", exitcodes.USAGE_OR_INPUT
+    if report.context_window is None:  # Claude Code, Qwen Code: the window their status line was told
+        from doctor.statusline.window import recall
+
+        report = replace(report, context_window=recall(session.agent, path))
     full: Path | None = report_file(session.agent, report.source.session_id or path.stem)
     try:
         full.parent.mkdir(parents=True, exist_ok=True, mode=0o700)

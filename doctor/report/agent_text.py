@@ -2,8 +2,8 @@
 
 A Qwen Code session opens its report with Qwen's own lines (`qwen_text`, word for word, for
 parity). Another agent's session opens with the same figures in its own measure and terms: what
-the model holds, the size that agent applies its limits to, tokens by its own estimate, its
-limits, the UI copy where the agent has one (Gemini's `resultDisplay`), and its own command to
+the model holds, the size that agent applies its limits to, tokens by its own estimate and their
+share of the model's context window where the agent states it, its limits, the UI copy where the agent has one (Gemini's `resultDisplay`), and its own command to
 compact. Qwen's estimator comes last, labelled, for comparing agents.
 """
 
@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from doctor.report.figures import figure, plural
 from doctor.report.terms import QWEN_CLIENT
+from doctor.report.window import share_sentence
 
 
 def agent_retention_lines(report) -> list[str]:
@@ -28,6 +29,8 @@ def agent_retention_lines(report) -> list[str]:
         f"  Largest result: {figure(largest)} {unit}",
         f"  Oversized ({judged}, reached the model whole): {figure(stats.oversized_result_count)}",
     ]
+    if report.context_window is not None:
+        lines.append(f"  {share_sentence(report.context_window, tokens)}")
     if analysis.ui is not None:
         lines.append(f"  Oversized also kept as a display in {client}'s memory (resultDisplay): "
                      f"{plural(stats.large_outputs_in_ui_history, 'item')}")

@@ -15,6 +15,7 @@ from doctor.report.figures import figure, plural
 from doctor.report.inert import inert_line
 from doctor.report.model import MemoryReport
 from doctor.report.paths import present_path
+from doctor.report.window import share_sentence
 
 TOP = 3
 ADVICE = 3
@@ -42,6 +43,8 @@ def render_compact(report: MemoryReport, full_report: str | None, top: int = TOP
     source = report.source
     who = f"{inert_line(source.agent)} session {inert_line(source.session_id or '?')}"
     lines = [f"doctor memory — {who}", retention_line(report)]
+    if report.context_window is not None and report.retention is not None:
+        lines.append(share_sentence(report.context_window, report.terms.totals(report.retention)[1]))
     if report.retention is not None and report.retention.length:
         lines.append("Largest results:")
         terms = report.terms

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from doctor import __version__
 from doctor.core.agent_measure import AgentMeasure, measure_for
 from doctor.core.analysis import RetentionAnalysis, ToolSummary
+from doctor.core.context_window import ContextWindow
 from doctor.core.budgets import Budget
 from doctor.core.retention import ResultMeasure, whole_number
 from doctor.report.paths import PATH_STYLES, present_path  # noqa: F401  (PATH_STYLES: public here too)
@@ -72,6 +73,7 @@ class MemoryReport:
     extra: dict = field(default_factory=dict)
     rules: object | None = None  # AgentRules when the agent's own rules (not Qwen's) judged the results
     yardstick: str = "qwen"  # the agent whose rules were used; "qwen" with a non-Qwen agent = --budgets qwen
+    context_window: ContextWindow | None = None  # the model's window, where the agent states it
 
     @property
     def forced_qwen(self) -> bool:
@@ -166,6 +168,8 @@ class MemoryReport:
             "sentTokens": sent.tokens if sent is not None else None,
             "largestSent": _number(sent.largest) if sent is not None else None,
             "oversizedResultCount": stats.oversized_result_count if stats is not None else None,
+            "contextWindow": None if self.context_window is None or sent is None else
+            self.context_window.to_json(sent.tokens),
         }
 
     def _settings_json(self) -> dict:

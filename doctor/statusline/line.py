@@ -17,6 +17,8 @@ from msgspec import Struct
 
 from doctor.report.figures import figure
 from doctor.report.inert import inert_line
+from doctor.core.context_window import ContextWindow
+from doctor.report.window import percent
 
 if TYPE_CHECKING:
     from doctor.core.analysis import RetentionAnalysis
@@ -46,11 +48,14 @@ def figures_of(analysis: RetentionAnalysis | None) -> Figures | None:
                    tools[0].tool if tools else None, tools[0].chars if tools else 0)
 
 
-def render(found: Figures) -> str:
-    """`doctor: 12,767 chars (~3,192 tok) in 5 tool results · 1 oversized · most: Read 8,054`."""
+def render(found: Figures, window: ContextWindow | None = None) -> str:
+    """`doctor: 12,767 chars (~3,192 tok) in 5 tool results · 1 oversized · most: Read 8,054`, and
+    `· 1.6% of the 200,000-token context` when the agent stated its window (`window`)."""
     results = f"{figure(found.results)} tool result{'' if found.results == 1 else 's'}"
     line = f"doctor: {figure(found.chars)} {found.unit} (~{figure(found.tokens)} tok) in {results}"
     line += f" · {figure(found.oversized)} oversized"
     if found.top_tool is not None:
         line += f" · most: {inert_line(found.top_tool) or '(unnamed)'} {figure(found.top_chars)}"
+    if window is not None:
+        line += f" · {percent(window.share(found.tokens))} of the {figure(window.tokens)}-token context"
     return line

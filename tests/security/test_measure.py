@@ -51,3 +51,56 @@ def test_a_codex_item_cannot_name_its_turn(tmp_path):
     path = tmp_path / rollout.name
     path.write_text("\n".join(planted) + "\n")
     assert turns(path) == {1}
+
+
+# The context-window note `doctor statusline` leaves for the summary (doctor/statusline/window.py): a file
+# in doctor's cache folder that a planted copy must not feed a made-up window into /doctor:memory's answer.
+CLAUDE = next((RECORDINGS / "claude" / "big-outputs" / "home").rglob("298108a5-*.jsonl"))
+
+
+def _summary(cache: Path) -> str:
+    env = {"HOME": str(cache.parent / "home"), "XDG_CACHE_HOME": str(cache), "PATH": "/usr/bin:/bin"}
+    run = subprocess.run([sys.executable, "-m", "doctor", "slash", "claude", "--transcript", str(CLAUDE)],
+                         capture_output=True, text=True, timeout=120, env=env)
+    assert run.returncode == 0 and "Traceback" not in run.stderr, run.stderr
+    return run.stdout
+
+
+def _note(cache: Path) -> Path:
+    import os
+
+    from doctor.statusline import window
+
+    os.environ["XDG_CACHE_HOME"] = str(cache)
+    try:
+        return window._note("claude", CLAUDE)
+    finally:
+        del os.environ["XDG_CACHE_HOME"]
+
+
+def test_a_planted_window_note_is_not_believed(tmp_path, other_user):
+    import os
+
+    cache = tmp_path / "cache"
+    note = _note(cache)
+    note.parent.mkdir(parents=True)
+    elsewhere = tmp_path / "elsewhere.json"
+    elsewhere.write_text('{"tokens": 1000}')
+    for plant in ("symlink", "other user", "world-writable", "huge", "not json", "fifo"):
+        note.unlink(missing_ok=True)
+        if plant == "symlink":
+            note.symlink_to(elsewhere)
+        elif plant == "fifo":
+            os.mkfifo(note)
+        else:
+            note.write_text({"huge": '{"tokens": 1000, "pad": "' + "x" * 5000 + '"}',
+                             "not json": "tokens=1000"}.get(plant, '{"tokens": 1000}'))
+            if plant == "other user":
+                other_user.own(note)
+            elif plant == "world-writable":
+                note.chmod(0o666)
+        assert "context window" not in _summary(cache), plant
+    note.unlink()
+    note.write_text('{"tokens": 1000}')
+    note.chmod(0o600)
+    assert "of the model's 1,000-token context window" in _summary(cache)  # the control: a note of our own

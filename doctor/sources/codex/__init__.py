@@ -84,6 +84,7 @@ def _meta(rollout: Rollout, contents: list) -> dict:
         "compaction": {"compactions": rollout.compactions, **rollout.compacted.figures(rollout.names)},
         "truncated_in_place": _truncated_in_place(contents, rollout.outputs.marked if rollout.outputs else _marked),
         "encrypted_reasoning": {"count": rollout.reasoning.count, "chars": rollout.reasoning.chars},
+        "context_window": rollout.meta.get("context_window"),  # model_context_window of the last token_count
     }
 
 

@@ -23,7 +23,7 @@ from pathlib import Path
 from doctor.core.turns import TURN, mark
 from doctor.sources.base import SideChannelCopy, SourceIssue
 from doctor.sources.claude_codex_common import CallNames, Tally, side_copy, text_chars
-from doctor.sources.codex.lines import TYPED_PROMPT, iter_envelopes
+from doctor.sources.codex.lines import CONTEXT_WINDOW, TYPED_PROMPT, iter_envelopes
 from doctor.sources.codex.measured import Outputs
 from doctor.sources.dumps.dialects import openai_responses
 
@@ -68,6 +68,8 @@ def read_rollout(path: Path, marked: Callable[[str], bool]) -> Rollout:
         elif kind == "event_msg":
             if payload is not None and payload[0] == TYPED_PROMPT:
                 _typed_prompt(rollout)
+            elif payload is not None and payload[0] == CONTEXT_WINDOW:
+                rollout.meta["context_window"] = payload[1]  # the last one: the model in use
             elif payload is not None:  # (side channel, chars) of the output the event copies
                 rollout.side(payload[0]).add(payload[1])
         elif kind == "turn_context" and isinstance(payload.get("model"), str):
