@@ -15,7 +15,6 @@ put back from the file before the copy is decoded, so it comes out exact.
 
 from __future__ import annotations
 
-import codecs
 import os
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -23,15 +22,14 @@ from pathlib import Path
 import msgspec
 import orjson
 
-from doctor.core.jsvalues import MeasuredText, js_len
+from doctor.core.jsvalues import MeasuredText
 from doctor.core.rawjson import offset_in, token_head
 from doctor.core.sentinels import SENTINEL_PREFIXES
 from doctor.sources.gemini.spans import MessageSpan, iter_messages, load
 
 # Bytes of a long token read back for its head (at least rawjson.HEAD_CHARS characters).
 _HEAD_BYTES = 512
-# A long token's bytes are read back this many at a time to measure its JSON length.
-_TOKEN_PIECE = 1 << 20
+
 
 
 class _Response(msgspec.Struct):
@@ -81,7 +79,7 @@ def measured(path: Path, fd: int, span: MessageSpan) -> dict:
             head = token_head(os.pread(fd, min(_HEAD_BYTES, end - start - 1), start))
             if head is not None and not head.startswith(SENTINEL_PREFIXES):
                 output = path_in_message[-1] in ("output", "error")  # a response's, not a display
-                texts[at] = MeasuredText(head, units, json_length=_token_units(fd, start, end) if output else None)
+                texts[at] = MeasuredText(head, units, json_token=(str(path), start, end) if output else None)
         message = orjson.loads(_restored(fd, span, texts))
         for at, text in texts.items():
             *keys, last = places[at][0]
@@ -94,22 +92,6 @@ def measured(path: Path, fd: int, span: MessageSpan) -> dict:
     except (ValueError, LookupError, TypeError):  # the file changed since, or shapes the decoders read apart
         return load(path, fd, span)
     return message
-
-
-def _token_units(fd: int, start: int, end: int) -> int:
-    """The JS length of the JSON token at file bytes [start, end), quotes and escapes included: the
-    CLI wrote it with JSON.stringify, so this is `JSON.stringify(text).length`, which Gemini CLI's
-    token estimate of a tool response counts. Read in pieces, never held whole."""
-    decoder = codecs.getincrementaldecoder("utf-8")("surrogatepass")
-    units = 0
-    while start < end:
-        piece = os.pread(fd, min(_TOKEN_PIECE, end - start), start)
-        if not piece:
-            raise ValueError("the file changed since it was read")
-        start += len(piece)
-        units += len(piece) if piece.isascii() else js_len(decoder.decode(piece))
-    decoder.decode(b"", final=True)
-    return units
 
 
 def _output_places(span: MessageSpan) -> dict[int, tuple]:
