@@ -104,3 +104,27 @@ def test_a_planted_window_note_is_not_believed(tmp_path, other_user):
     note.write_text('{"tokens": 1000}')
     note.chmod(0o600)
     assert "of the model's 1,000-token context window" in _summary(cache)  # the control: a note of our own
+
+
+def test_a_gemini_file_cut_after_it_was_read_makes_the_figures_unavailable(tmp_path):
+    """Gemini's JSON length of a long output is read from the file when the measure asks for it: a file cut
+    meanwhile gives "retention unavailable" with the reason, never a traceback or a wrong figure."""
+    import os
+    import shutil
+
+    from doctor.assemble import ReportOptions, session_analysis
+    from doctor.core.jsvalues import MeasuredText
+    from doctor.sources.registry import open_session
+
+    source = next((RECORDINGS / "gemini" / "raised-limit" / "home").rglob("session-*.jsonl"))
+    path = tmp_path / source.name
+    shutil.copy(source, path)
+    session = open_session(path)
+    history = list(session.history_to_measure())
+    measured = [part["functionResponse"]["response"]["output"] for content in history for part in content["parts"]
+                if "functionResponse" in part and type(part["functionResponse"]["response"].get("output")) is MeasuredText]
+    assert measured and all(text.json_token is not None for text in measured)
+    os.truncate(path, 1000)
+    session.measured_history = lambda: iter(history)
+    _, analysis, unavailable = session_analysis(session, ReportOptions(env={}))
+    assert analysis is None and "changed since it was read" in unavailable
