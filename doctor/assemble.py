@@ -15,7 +15,9 @@ from typing import TYPE_CHECKING
 
 from msgspec import Struct, field
 
+from doctor.core.agent_measure import AgentMeasure, measure_for
 from doctor.core.agent_rules import rules_for
+from doctor.core.context_window import from_session_meta
 from doctor.core.agent_rules.model import AgentRules
 from doctor.core.analysis import RetentionAnalysis, analyze_tool_result_retention
 from doctor.core.budgets import BudgetRegistry, QwenLimits, ToolSpec
@@ -105,15 +107,20 @@ def resolve_settings(options: ReportOptions, project_dir: Path | None) -> Resolv
 
 
 def analyse(
-    history: Iterable, ui_history: Iterable | None, resolved: ResolvedSettings
+    history: Iterable, ui_history: Iterable | None, resolved: ResolvedSettings, *, turns_marked: bool = False,
+    measure: AgentMeasure | None = None,
 ) -> tuple[RetentionAnalysis | None, str | None]:
-    """The analysis, or None and the reason where Qwen's analyzer would throw."""
+    """The analysis, or None and the reason where Qwen's analyzer would throw (`turns_marked`:
+    the reader marked the typed prompts, `doctor.core.turns`; `measure`: the agent's own measure,
+    taken beside Qwen's figures)."""
     try:
         analysis = analyze_tool_result_retention(
             history,
             ui_history=ui_history,
             budgets=resolved.budgets,
             image_token_estimate=resolved.image_token_estimate,
+            turns_marked=turns_marked,
+            measure=measure,
         )
     except RetentionUnavailable as exc:
         return None, f"Tool result retention diagnostics unavailable: {exc}"
@@ -148,7 +155,8 @@ def session_analysis(session: LoadedSession, options: ReportOptions, history: It
     resolved = session_settings(session, options)
     history = session.history_to_measure() if history is None else history
     ui_history = session.ui_history_to_measure() if ui_history is None else ui_history
-    analysis, unavailable = analyse(history, ui_history, resolved)
+    analysis, unavailable = analyse(history, ui_history, resolved,
+                                    turns_marked=session.turns_marked, measure=measure_for(session.agent))
     return resolved, analysis, unavailable
 
 
@@ -175,6 +183,7 @@ def report_for_session(session: LoadedSession, options: ReportOptions, *, spill=
         process=process,
         rules=resolved.rules,
         yardstick="qwen" if options.budgets == "qwen" else session.agent,
+        context_window=from_session_meta(session.agent, session.meta),
         top=options.top,
         path_style=options.path_style,
     )

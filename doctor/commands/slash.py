@@ -95,6 +95,10 @@ def summary(path: Path, agent: str | None = None, top: int = 3, paths: str = "sh
                                                                 path_style=paths))
     except (SourceError, ValueError) as exc:
         return f"doctor: {exc}\n", exitcodes.USAGE_OR_INPUT
+    if report.context_window is None:  # Claude Code, Qwen Code: the window their status line was told
+        from doctor.statusline.window import recall
+
+        report = replace(report, context_window=recall(session.agent, path))
     full = write_report(session.agent, report.source.session_id or path.stem, render(report, "text", session=session))
     text = render_compact(replace(report, top=top), str(full) if full else None, top)
     return text, exitcodes.PARTIAL_INPUT if any(issue.severity == "warning" for issue in report.issues) else exitcodes.OK

@@ -1,9 +1,10 @@
 """`doctor statusline AGENT`: the status line command of Claude Code (`statusLine`) and Qwen Code (`ui.statusLine`).
 
 The agent runs it after each turn with a JSON object on stdin (Claude: `transcript_path`,
-`session_id`, `cwd`; Qwen: `session_id`, `workspace.current_dir`) and shows what it prints:
-one line with the tool output the session keeps in context (chars, tokens, results), how many
-results are oversized and the tool keeping the most, the figures of `doctor memory --json`.
+`session_id`, `cwd`; Qwen: `session_id`, `workspace.current_dir`; both `context_window`) and shows
+what it prints: one line with the tool output the session keeps in context (chars, tokens, results),
+how many results are oversized and the tool keeping the most, the figures of `doctor memory --json`,
+and the share of the model's context window those tokens hold when the payload states the window.
 It resumes from where the last call stopped (`doctor.statusline`). It never
 breaks the agent's screen: stdout gets that line, or a short neutral one (no transcript yet, or
 a problem, whose one-line reason goes to stderr and `<cache>/statusline/last-error.txt`); the
@@ -62,6 +63,7 @@ def status(agent: str, stdin: bytes) -> str:
                    transcript=Path(transcript) if transcript else None)
     if found.path is None or _empty(found.path):  # Qwen creates the file before its first record
         return "doctor: no tool results yet"
+    from doctor.core.context_window import from_status_payload
     from doctor.statusline.line import render
     from doctor.statusline.update import current_figures
 
@@ -69,7 +71,15 @@ def status(agent: str, stdin: bytes) -> str:
     if found_figures is None:
         _log(f"{found.path}: retention diagnostics unavailable for this history (see doctor memory)")
         return UNAVAILABLE
-    return render(found_figures)
+    window = from_status_payload(agent, payload)
+    if window is not None:
+        from doctor.statusline.window import remember
+
+        try:  # for the summary /doctor:memory prints later, which the agent does not tell the window
+            remember(agent, found.path, window)
+        except OSError as exc:  # the line is still right; only the summary will not know the window
+            _log(f"could not keep the context window: {exc.strerror or exc}")
+    return render(found_figures, window)
 
 
 def _empty(path: Path) -> bool:

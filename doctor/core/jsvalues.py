@@ -48,13 +48,23 @@ class MeasuredText(str):
     The str value is only the head (enough for every sentinel-prefix test); `js_length` is
     `.length` of the whole text. Readers hand these to the retention analysis only, and only
     for text that starts with no sentinel header (those are decoded whole, to be parsed).
+    Where an agent's own measure needs more of the whole text, the reader that had it says so:
+    `utf8_length` (its UTF-8 bytes: Codex counts bytes) and `json_length` (`JSON.stringify(text)
+    .length`, quotes included: Gemini CLI estimates a tool response's tokens from its JSON), or
+    `json_token` (file, start, end) of a JSON token written as JSON.stringify writes it, whose
+    length `json_string_len` then reads from the file when first asked (only the results a
+    measure looks at cost a read); None when the reader did not measure it.
     """
 
-    __slots__ = ("js_length",)
+    __slots__ = ("js_length", "utf8_length", "json_length", "json_token")
 
-    def __new__(cls, head: str, js_length: int) -> MeasuredText:
+    def __new__(cls, head: str, js_length: int, utf8_length: int | None = None,
+                json_length: int | None = None, json_token: tuple | None = None) -> MeasuredText:
         text = super().__new__(cls, head)
         text.js_length = js_length
+        text.utf8_length = utf8_length
+        text.json_length = json_length
+        text.json_token = json_token
         return text
 
     def __copy__(self) -> MeasuredText:
@@ -81,6 +91,28 @@ def js_len(text: str) -> int:
         chunk = text[start : start + _ASTRAL_SCAN_CHUNK]
         extra += (len(chunk.encode("utf-16-le", "surrogatepass")) >> 1) - len(chunk)
     return length + extra
+
+
+def utf8_len(text: str) -> int:
+    """Bytes of `text` in UTF-8 (a lone surrogate as the 3 bytes its WTF-8 form takes)."""
+    if type(text) is MeasuredText:
+        if text.utf8_length is None:
+            raise ValueError("the reader did not measure this text's UTF-8 length")
+        return text.utf8_length
+    return len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
+
+
+def json_string_len(text: str) -> int:
+    """`JSON.stringify(text).length`: the JS length of the string literal, quotes and escapes included."""
+    if type(text) is MeasuredText:
+        if text.json_length is None and text.json_token is not None:
+            from doctor.core.rawjson import token_units_in_file
+
+            text.json_length = token_units_in_file(*text.json_token)
+        if text.json_length is None:
+            raise ValueError("the reader did not measure this text's JSON length")
+        return text.json_length
+    return _js_string_literal_len(text)
 
 
 def js_truthy(value: object) -> bool:

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import codecs
 import json
+import os
 import re
 
 import orjson
@@ -176,6 +177,42 @@ def py_marked_lines(buffer, start: int, stop: int, markers: tuple[bytes, ...]):
     # bytes are counted in place; a map has no `count`: its run is copied
     newlines = buffer.count(b"\n", start, stop) if isinstance(buffer, bytes) else buffer[start:stop].count(b"\n")
     return sorted(lines.items()), newlines
+
+
+# A long token's bytes are read back this many at a time to measure it (`token_units_in_file`).
+_TOKEN_PIECE = 1 << 20
+# `bytes.translate` deletes these to leave only continuation bytes (0x80-0xBF), or only the leads of
+# 4-byte sequences (0xF0-0xF4): their counts, at C speed.
+_NOT_CONTINUATION = bytes(b for b in range(256) if not 0x80 <= b < 0xC0)
+_NOT_FOUR_BYTE_LEAD = bytes(b for b in range(256) if not 0xF0 <= b <= 0xF4)
+
+
+def token_units_in_file(path, start: int, end: int) -> int:
+    """The JS length of the raw bytes [start, end) of `path` (valid UTF-8, as a scan found them): one
+    unit a byte, less the continuation bytes, plus one for each 4-byte sequence (a surrogate pair).
+    For a JSON token written by JSON.stringify this is `JSON.stringify(text).length`. Read in pieces,
+    never held whole; ValueError when the file can no longer be read or holds fewer bytes (the reader
+    opened `path` already: it is read again the same way)."""
+    units = 0
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError as exc:
+        raise ValueError(f"{path}: cannot read it again: {exc.strerror or exc}") from None
+    try:
+        while start < end:
+            try:
+                piece = os.pread(fd, min(_TOKEN_PIECE, end - start), start)
+            except OSError as exc:
+                raise ValueError(f"{path}: cannot read it again: {exc.strerror or exc}") from None
+            if not piece:
+                raise ValueError(f"{path} changed since it was read")
+            start += len(piece)
+            units += len(piece)
+            if not piece.isascii():
+                units += len(piece.translate(None, _NOT_FOUR_BYTE_LEAD)) - len(piece.translate(None, _NOT_CONTINUATION))
+    finally:
+        os.close(fd)
+    return units
 
 
 class ShortenedLine:

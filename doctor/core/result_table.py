@@ -15,6 +15,7 @@ from array import array
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING
 
+from doctor.core.agent_measure import AgentMeasure
 from doctor.core.budgets import (
     COMBINED_PASS_TOLERANCE_FACTOR,
     TRUNCATION_FALLBACK_ENVELOPE_SLACK,
@@ -34,6 +35,7 @@ from doctor.core.retention import (
     RetentionUnavailable,
     whole_number,
 )
+from doctor.core.turns import TURN
 from doctor.core.sentinels import (
     ALREADY_TRUNCATED_PREFIXES,
     LAYERS,
@@ -109,12 +111,26 @@ class ResultTable:
     """
 
     def __init__(self, budget_for: BudgetLookup, threshold: Budget, image_token_estimate: float,
-                 contents: Sequence | None = None, exempt_prefixes: tuple[str, ...] = ALREADY_TRUNCATED_PREFIXES):
+                 contents: Sequence | None = None, exempt_prefixes: tuple[str, ...] = ALREADY_TRUNCATED_PREFIXES,
+                 turns_marked: bool = False, measure: AgentMeasure | None = None, judge_sent: bool = False):
         """`contents`, when given, is the list being measured, kept by reference: sentinel
         headers are then parsed from it when a row is read instead of during the pass.
         Results starting with `exempt_prefixes` were bounded already and are never oversized
-        (Qwen's two prefixes by default; another agent's rules name that agent's markers)."""
+        (Qwen's two prefixes by default; another agent's rules name that agent's markers).
+        `turns_marked`: the reader marked where each typed prompt starts (`doctor.core.turns`);
+        otherwise a user Content with text and no tool result opens a turn. `measure`: the agent's
+        own measure, taken of every result beside Qwen's figures (`sent`, `sent_tokens`);
+        `judge_sent`: the budgets are in that measure's unit, so the oversized rule compares it
+        (Codex's bytes) instead of the output's JS length."""
         self._exempt = exempt_prefixes
+        self.turns_marked = turns_marked
+        self.measure = measure
+        self.judge_sent = judge_sent and measure is not None
+        self.sent = array("d")  # the agent's size of each result (empty without a measure)
+        self.sent_tokens = array("Q")  # its tokens by the agent's own estimate
+        self.sent_total: float = 0
+        self.sent_tokens_total = 0
+        self.sent_largest: float = 0
         self._budget_for = budget_for
         self._threshold = threshold
         self._contents = contents
@@ -147,6 +163,8 @@ class ResultTable:
         (`measures_alike`). Raises ValueError for a table whose sentinel headers wait for its Contents."""
         if any(stub is _LATER for stub in self.stubs.values()):
             raise ValueError("a table whose sentinel headers are parsed later needs its Contents")
+        if self.measure is not None:
+            raise ValueError("a table taking an agent's own measure is not stored (the status line measures Qwen's way)")
         from doctor.core.stored import StoredTable
 
         return StoredTable(
@@ -154,13 +172,14 @@ class ResultTable:
             *(getattr(self, name).tobytes() for name, _ in _COLUMNS),
             self.call_ids, self.tools, [_stored_budget(budget) for budget in self.budgets], self._limits,
             [(None if name is _NOT_A_NAME else name, slot) for name, slot in self._tool_index.items()],
-            self.stubs, self.count, self.total, self.largest, self.oversized, self.turns)
+            self.stubs, self.count, self.total, self.largest, self.oversized, self.turns, self.turns_marked)
 
     @classmethod
     def from_stored(cls, stored: StoredTable) -> ResultTable:
         """The table `stored` was made from, to be handed its budget lookup by `measures_alike`.
         Raises ValueError when the columns do not hold one entry per result."""
-        table = cls(None, Budget(*stored.threshold), stored.image_token_estimate, None, tuple(stored.exempt))
+        table = cls(None, Budget(*stored.threshold), stored.image_token_estimate, None, tuple(stored.exempt),
+                    stored.turns_marked)
         for name, typecode in _COLUMNS:
             column = array(typecode)
             column.frombytes(getattr(stored, name))
@@ -232,10 +251,19 @@ class ResultTable:
         add_tool, add_call = self.tool.append, self.call_ids.append
         limits, tool_index, tool_slot, exempt = self._limits, self._tool_index, self._tool_slot, self._exempt
         count, total, largest, oversized, turn = self.count, self.total, self.largest, self.oversized, self.turns
+        marked = self.turns_marked
+        measure = self.measure.of if self.measure is not None else None
+        judge_sent = self.judge_sent
+        add_sent, add_sent_tokens = self.sent.append, self.sent_tokens.append
+        sent_total, sent_tokens_total, sent_largest = self.sent_total, self.sent_tokens_total, self.sent_largest
         for content_index, content in enumerate(contents, first_index):
             if type(content) is dict:
                 parts = content.get("parts")
                 role = content.get("role")
+                if marked:
+                    mark = content.get(TURN)
+                    if type(mark) is int:
+                        turn = mark
             else:
                 if content is None:
                     raise RetentionUnavailable("Cannot read properties of null (reading 'parts')")
@@ -245,8 +273,8 @@ class ResultTable:
                 continue
             if type(parts) is not list:
                 parts = list(_js_iterable(parts))
-            # A user Content with text and no tool result opens a turn (rows after it belong to it).
-            if role == "user" and _is_prompt(parts):
+            # Unmarked histories: a user Content with text and no tool result opens a turn.
+            if not marked and role == "user" and _is_prompt(parts):
                 turn += 1
             for part_index, part in enumerate(parts):
                 if type(part) is dict:
@@ -289,8 +317,19 @@ class ResultTable:
                 if slot is None:
                     slot = tool_slot(name)
                 flags = _ERROR if output is None and raw is not None else 0
+                judged = raw_len
+                if measure is not None:
+                    size, tokens = measure(fr, raw, raw_len, name)
+                    add_sent(size)
+                    add_sent_tokens(tokens)
+                    sent_total += size
+                    sent_tokens_total += tokens
+                    if size > sent_largest:
+                        sent_largest = size
+                    if judge_sent:
+                        judged = size
                 if isinstance(raw, str):
-                    if raw_len > limits[slot] and not raw.startswith(exempt):
+                    if judged > limits[slot] and not raw.startswith(exempt):
                         flags |= _OVERSIZED
                         oversized += 1
                     if raw.startswith(SENTINEL_PREFIXES):
@@ -316,6 +355,7 @@ class ResultTable:
                 add_tool(slot)
                 add_call(call_id if type(call_id) is str else None)
         self.count, self.total, self.largest, self.oversized, self.turns = count, total, largest, oversized, turn
+        self.sent_total, self.sent_tokens_total, self.sent_largest = sent_total, sent_tokens_total, sent_largest
 
     def row(self, ordinal: int) -> ResultMeasure:
         """The full row for one result, made on demand."""
@@ -335,6 +375,9 @@ class ResultTable:
             oversized=bool(flags & _OVERSIZED),
             sentinel=LAYERS[flags >> _LAYER_SHIFT],
             stub=self._stub(ordinal),
+            sent=whole_number(self.sent[ordinal]) if self.measure is not None else None,
+            sent_tokens=self.sent_tokens[ordinal] if self.measure is not None else None,
+            judged_by_sent=self.judge_sent,
         )
 
     def _stub(self, ordinal: int) -> StubInfo | None:

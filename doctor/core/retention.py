@@ -77,8 +77,10 @@ class ResultMeasure(Struct, frozen=True):
     """One tool result as the model holds it, measured; it keeps no payload.
 
     chars: the estimator's figure (what Qwen sums); raw_chars: the output-or-error
-    string alone (what the oversized rule compares); head: up to 8 KB of a
-    sentinel header, kept only for results some layer bounded.
+    string alone (what the oversized rule compares); stub: the parsed sentinel header,
+    for results some layer bounded. sent / sent_tokens: the same result in its agent's
+    own measure (`doctor.core.agent_measure`; None for Qwen and sources judged by Qwen's
+    rules); judged_by_sent: the oversized rule compared `sent` (the budgets are in that unit).
     """
 
     ordinal: int
@@ -94,17 +96,26 @@ class ResultMeasure(Struct, frozen=True):
     oversized: bool
     sentinel: str
     stub: StubInfo | None
+    sent: float | None = None
+    sent_tokens: int | None = None
+    judged_by_sent: bool = False
 
     @property
     def tokens(self) -> int:
         return tokens_for_chars(self.chars)
 
     @property
+    def judged_size(self) -> float:
+        """The size the oversized rule compared with the budget."""
+        return self.sent if self.judged_by_sent else self.raw_chars
+
+    @property
     def budget_ratio(self) -> float | None:
-        """raw chars / budget: above 2 (plus 500 chars of slack) is oversized."""
+        """The judged size / budget: above 2 (plus 500 chars of slack) is oversized by Qwen's rule,
+        above 1 (plus the agent's allowance) by another agent's."""
         if not self.budget.finite or self.budget.chars <= 0:
             return None
-        return self.raw_chars / self.budget.chars
+        return self.judged_size / self.budget.chars
 
 
 def totals_of(measures: Iterable[ResultMeasure]) -> RetentionTotals:

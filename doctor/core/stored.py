@@ -54,6 +54,7 @@ class StoredTable(Struct, array_like=True):
     largest: Number
     oversized: int
     turns: int
+    turns_marked: bool
 
 
 class StoredIndex(Struct, array_like=True):
@@ -87,6 +88,7 @@ class StoredHistory(Struct, array_like=True):
     window: list[Any]
     answering: bool
     done: list[Any]
+    prompts: int  # the person's prompts so far (turns go on across a compression)
 
 
 # Where a Claude functionResponse is: (thread, Content, part), or (ORPHANS, position, 0) (doctor/sources/claude/stored.py).
@@ -113,6 +115,9 @@ class StoredThread(Struct, array_like=True):
     model: Optional[int]  # the Content streamed model lines merge into
     model_id: Any
     results: Optional[int]  # the Content parallel results merge into
+    prompts: int  # the person's prompts so far (turns), and what `PromptCounter` and the thread hold over
+    after_caveat: bool  # from one record to the next
+    resumed: bool
 
 
 class StoredReader(Struct, array_like=True):

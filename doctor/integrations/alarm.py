@@ -34,26 +34,34 @@ SPILL = re.compile(r"(?:saved to|Persisted tool-output artifact|written to)[:\s]
 
 @dataclass(frozen=True)
 class Alarm:
-    """An oversized result: `limit` is the limit in that agent's words, `source` where it comes from
-    (None for Qwen's rule, whose budget is stated as 2 × budget + 500)."""
+    """An oversized result: `chars` its size in `unit` (the agent's own measure: chars, bytes for Codex),
+    `tokens` by the agent's own estimate (None for Qwen's rule, which states chars alone), `limit` the
+    limit in that agent's words, `source` where it comes from (None for Qwen's rule, whose budget is
+    stated as 2 × budget + 500)."""
 
     tool: str
     chars: int
     limit: str
     source: str | None
     spill: str | None
+    unit: str = "chars"
+    tokens: int | None = None
+
+    def _size(self) -> str:
+        tokens = f" (≈{figure(self.tokens)} tokens)" if self.tokens is not None else ""
+        return f"{figure(self.chars)} {self.unit}{tokens}"
 
     def for_user(self) -> str:
         where = f"; full output in {self.spill}" if self.spill else ""
         over = f"over {self.limit} ({self.source})" if self.source else f"over 2× its {self.limit} + 500"
-        return (f"doctor: {inert_line(self.tool)} returned {figure(self.chars)} chars, {over}: it stays in "
+        return (f"doctor: {inert_line(self.tool)} returned {self._size()}, {over}: it stays in "
                 f"context on every later turn{where}. /doctor:memory shows the session.")
 
     def for_model(self) -> str:
         page = (f" Its full output is in {self.spill}; page in only the part you need from there instead of "
                 "re-running the tool." if self.spill else " Avoid re-running it for more; ask for narrower output.")
         above = f"above {self.limit} ({self.source})" if self.source else f"above twice its {self.limit}"
-        return f"The last {inert_line(self.tool)} result is {figure(self.chars)} chars, {above}.{page}"
+        return f"The last {inert_line(self.tool)} result is {self._size()}, {above}.{page}"
 
 
 def check(agent: str, tool: str, response, cwd: Path | None, *, model: str | None = None,
@@ -70,16 +78,20 @@ def check(agent: str, tool: str, response, cwd: Path | None, *, model: str | Non
     env = os.environ if env is None else env
     if agent == "qwen":
         return _qwen(tool, text, chars, cwd, load_budget_overrides())
+    from doctor.core.agent_measure import measure_for
     from doctor.core.agent_rules import rules_for
 
     name = rules_name(agent, tool)
     rules = rules_for(agent, project_dir=cwd, env=env, model=model, overrides=load_budget_overrides())
     if rules is None or text.startswith(rules.exempt_prefixes) or chars > agent_gate(agent, name, rules):
         return None  # the agent's own stub, or a result it persists or cuts before the model sees it
-    if chars <= rules.result_budget(name).oversized_above:
+    measure = measure_for(agent)
+    size = measure.size_of_text(text)  # what the agent's limits count: chars, or Codex's bytes
+    if size <= rules.result_budget(name).oversized_above:
         return None
     budget = rules.agent_budget(name)
-    return Alarm(tool, chars, _limit(rules, budget), budget.detail, _spill(text))
+    return Alarm(tool, size, _limit(rules, budget), budget.detail, _spill(text), measure.unit,
+                 measure.tokens_of_text(text, name))
 
 
 def _qwen(tool: str, text: str, chars: int, cwd: Path | None, overrides: dict) -> Alarm | None:
@@ -95,10 +107,10 @@ def _limit(rules, budget) -> str:
     """`Gemini CLI's 40,000-char limit`, `Claude Code's 25,000-token limit (≈100,000 chars)`."""
     unit = {"chars": "char", "bytes": "byte", "tokens": "token"}.get(budget.unit, budget.unit)
     said = f"{rules.client}'s {figure(budget.value)}-{unit} limit"
-    if budget.unit != "chars":
-        said += f" (≈{figure(budget.chars)} chars)"
+    if budget.unit != rules.unit:
+        said += f" (≈{figure(budget.chars)} {rules.unit})"
     if rules.allowance:
-        said += f" + {figure(rules.allowance)} chars of header"
+        said += f" + {figure(rules.allowance)} {rules.unit} of header"
     return said
 
 

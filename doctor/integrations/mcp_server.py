@@ -26,6 +26,7 @@ from doctor.safety.roots import Root, locate, open_contained
 
 # What a result row carries: figures and where it spilled, never the payload.
 RESULT_FIELDS = ("ordinal", "turn", "tool", "chars", "tokens", "budget", "budgetRatio", "oversized", "layer")
+OWN_FIELDS = ("sent", "sentTokens")  # another agent's session: what its model received, in its own measure
 
 # Caps on one answer, stated in the tool descriptions. 20,000 bytes stays under the smallest limit an agent
 # puts on an MCP result before bounding it itself (Qwen Code persists text over 28,000 chars to a new spill
@@ -197,8 +198,12 @@ def largest(path: Path, top: int) -> dict:
         where = (pointer.get("resolution") or {}).get("found")
         if where and pointer.get("ordinal") is not None:
             found.setdefault(pointer["ordinal"], []).append(os.path.abspath(where))
-    rows = [{**{key: row[key] for key in RESULT_FIELDS},
+    rows = [{**{key: row[key] for key in RESULT_FIELDS}, **{key: row[key] for key in OWN_FIELDS if key in row},
              "spill": {"written": (row["pointer"] or {}).get("paths", []), "found": found.get(row["ordinal"], [])}}
             for row in data["retention"].get("largest", [])]
-    return {"session": str(path), "agent": data["source"]["agent"], "sessionId": data["source"]["sessionId"],
-            "results": rows}
+    answer = {"session": str(path), "agent": data["source"]["agent"], "sessionId": data["source"]["sessionId"],
+              "results": rows}
+    own = data.get("agentMeasure")
+    if own is not None:  # Claude Code, Gemini CLI, Codex: `sent` / `sentTokens` are in the agent's own measure
+        answer["measure"] = {"unit": own["unit"], "tokenEstimate": own["tokenEstimate"]}
+    return answer

@@ -50,20 +50,40 @@ def _tokens(chars: float) -> str:
     return f"≈{figure(tokens_for_chars(chars))} tokens"
 
 
+def _kept(report, size: float, tokens: int) -> str:
+    """`12,345 chars (≈3,087 tokens)` in the session's terms (an agent's own estimate named)."""
+    terms = report.terms
+    if not terms.own:
+        return f"{figure(size)} chars ({_tokens(size)})"
+    return f"{figure(size)} {terms.unit} (≈{figure(tokens)} tokens by {terms.estimate})"
+
+
+def visible_chars(report) -> float:
+    """What the model sees of the tool results, in chars, to set copies (counted in chars) against:
+    Qwen's estimator for Qwen's sessions, the text each result sent for the other agents'."""
+    if report.retention is None:
+        return 0
+    return report.retention.raw_total() if report.terms.own else report.retention.stats.total_chars
+
+
 def _retention_unavailable(report) -> list[Advice]:
     if report.retention is not None:
         return []
     reason = report.retention_unavailable or "Tool result retention diagnostics unavailable"
+    qwen = "; Qwen would omit its retention section too" if not report.terms.own else ""
     return [Advice("retention-unavailable", WARNING,
-                   f"{reason.rstrip('.')}; Qwen would omit its retention section too. The other sections still apply.")]
+                   f"{reason.rstrip('.')}{qwen}. The other sections still apply.")]
 
 
 def _oversized(report) -> list[Advice]:
     if report.retention is None:
         return []
-    kept: dict[str, float] = {}
+    terms = report.terms
+    kept: dict[str, list] = {}
     for result in report.retention.oversized():
-        kept[result.tool] = kept.get(result.tool, 0) + result.chars
+        sums = kept.setdefault(result.tool, [0, 0])
+        sums[0] += terms.size(result)
+        sums[1] += terms.tokens(result)
     found = []
     for summary in report.retention.per_tool():
         if not summary.oversized:
@@ -72,20 +92,21 @@ def _oversized(report) -> list[Advice]:
         origin = f" ({budget.detail})" if budget.detail else ""
         verb, their = ("exceeds", "its") if summary.oversized == 1 else ("exceed", "their")
         if report.rules is not None:
+            unit = {"chars": "char", "bytes": "byte"}.get(report.rules.unit, report.rules.unit)
             found.append(Advice("oversized", WARNING,
                                 f"{plural(summary.oversized, 'result')} from {_code(summary.tool)} {verb} {their} "
-                                f"{figure(budget.chars)}-char limit{origin} and reached the model whole, keeping "
-                                f"{figure(kept[summary.tool])} chars ({_tokens(kept[summary.tool])}) in context."))
+                                f"{figure(budget.chars)}-{unit} limit{origin} and reached the model whole, keeping "
+                                f"{_kept(report, *kept[summary.tool])} in context."))
             continue
         found.append(Advice("oversized", WARNING,
                             f"{plural(summary.oversized, 'result')} from {_code(summary.tool)} {verb} 2× {their} "
-                            f"{figure(budget.chars)}-char budget{origin}, keeping {figure(kept[summary.tool])} chars "
-                            f"({_tokens(kept[summary.tool])}) in context on every later turn."))
+                            f"{figure(budget.chars)}-char budget{origin}, keeping {_kept(report, *kept[summary.tool])} "
+                            "in context on every later turn."))
     if found and report.rules is not None:
         found.append(Advice("oversized-next-step", WARNING,
-                            f"Next: compact the session to reclaim that space, and check the limits listed under "
-                            f"'Budgets in force' ({report.rules.client}'s own): a raised or disabled limit let "
-                            "those results through."))
+                            f"Next: run {terms.compact_command} in {terms.client} to reclaim that space, and check the "
+                            f"limits listed under 'Budgets in force' ({report.rules.client}'s own): a raised or "
+                            "disabled limit let those results through."))
     elif found:
         found.append(Advice("oversized-next-step", WARNING,
                             "Next: run /compress to reclaim that space now, and check that truncation was on "
@@ -109,27 +130,31 @@ def _truncation_disabled(report) -> list[Advice]:
 def _dominant_tool(report) -> list[Advice]:
     if report.retention is None:
         return []
+    terms = report.terms
     summaries = report.retention.per_tool()
-    total = sum(s.chars for s in summaries)
+    total = sum(terms.size(s) for s in summaries)
     if len(summaries) < 2 or total < SIDE_CHANNEL_NOTABLE_CHARS:
         return []
     top = summaries[0]
-    share = top.chars / total
+    share = terms.size(top) / total
     if share < DOMINANT_SHARE:
         return []
+    kept = _kept(report, terms.size(top), terms.tokens(top)).replace(" (", ", ", 1).rstrip(")")
     return [Advice("dominant-tool", INFO,
                    f"{_code(top.tool)} accounts for {share:.0%} of retained tool output "
-                   f"({figure(top.chars)} chars, {_tokens(top.chars)}, over {plural(top.count, 'result')}).")]
+                   f"({kept}, over {plural(top.count, 'result')}).")]
 
 
 def _ui_history(report) -> list[Advice]:
     stats = report.qwen_stats
     if stats is None or stats.large_outputs_in_ui_history == 0:
         return []
+    count = stats.large_outputs_in_ui_history
+    where = "rendered in the UI history" if not report.terms.own else \
+        f"kept as a display (resultDisplay) by {report.terms.client}"
     return [Advice("ui-history", WARNING,
-                   f"{plural(stats.large_outputs_in_ui_history, 'oversized output')} also rendered in the UI history "
-                   f"{_verb(stats.large_outputs_in_ui_history, 'is', 'are')} held a second time in memory, "
-                   "outside the model's context.")]
+                   f"{plural(count, 'oversized output')} also {where} {_verb(count, 'is', 'are')} held a second "
+                   "time in memory, outside the model's context.")]
 
 
 def _side_channel(report) -> list[Advice]:
@@ -138,7 +163,7 @@ def _side_channel(report) -> list[Advice]:
     if side < SIDE_CHANNEL_NOTABLE_CHARS:
         return []
     kinds = ", ".join(copy.kind for copy in copies)
-    visible = report.qwen_stats.total_chars if report.qwen_stats else 0
+    visible = visible_chars(report)
     compared = f", {side / visible:.1f}× the {figure(visible)} chars the model sees" if visible else ""
     return [Advice("side-channel", INFO,
                    f"The session file also keeps {figure(side)} chars of tool output outside the model's context "
@@ -203,10 +228,14 @@ RULES: tuple[Callable[..., list[Advice]], ...] = (
 
 def _all_clear(report) -> Advice:
     stats = report.qwen_stats
-    largest = "" if stats is None or not stats.tool_result_count else (
-        f" The largest result holds {figure(stats.largest_result_chars)} chars ({_tokens(stats.largest_result_chars)}).")
+    largest = ""
+    if stats is not None and stats.tool_result_count:
+        top = report.retention.largest(1)[0]
+        size, tokens = (report.terms.size(top), report.terms.tokens(top)) if report.terms.own else \
+            (stats.largest_result_chars, 0)
+        largest = f" The largest result holds {_kept(report, size, tokens)}."
     audited = "" if report.spill is None else " and the spill audit found no problem"
-    return Advice("clean", INFO, f"Nothing to act on: no result exceeds its budget{audited}.{largest}")
+    return Advice("clean", INFO, f"Nothing to act on: no result exceeds its {report.terms.limit_word}{audited}.{largest}")
 
 
 def advise(report) -> list[Advice]:

@@ -14,10 +14,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from doctor import __version__
+from doctor.core.agent_measure import AgentMeasure, measure_for
 from doctor.core.analysis import RetentionAnalysis, ToolSummary
+from doctor.core.context_window import ContextWindow
 from doctor.core.budgets import Budget
 from doctor.core.retention import ResultMeasure, whole_number
 from doctor.report.paths import PATH_STYLES, present_path  # noqa: F401  (PATH_STYLES: public here too)
+from doctor.report.terms import Terms, terms_of
 
 if TYPE_CHECKING:
     from doctor.assemble import SettingsInfo
@@ -70,6 +73,7 @@ class MemoryReport:
     extra: dict = field(default_factory=dict)
     rules: object | None = None  # AgentRules when the agent's own rules (not Qwen's) judged the results
     yardstick: str = "qwen"  # the agent whose rules were used; "qwen" with a non-Qwen agent = --budgets qwen
+    context_window: ContextWindow | None = None  # the model's window, where the agent states it
 
     @property
     def forced_qwen(self) -> bool:
@@ -92,6 +96,11 @@ class MemoryReport:
     def qwen_stats(self):
         return self.retention.stats if self.retention is not None else None
 
+    @property
+    def terms(self) -> Terms:
+        """The words and figures of this session's agent (`doctor.report.terms`)."""
+        return terms_of(self)
+
     def to_json(self) -> JsonText:
         """The text `doctor memory --json` prints (indexing it like a dict still works, deprecated)."""
         from doctor.report.json_text import json_text
@@ -112,6 +121,9 @@ class MemoryReport:
         }
         if self.retention is not None:
             data["toolResultRetention"] = self.retention.stats.to_qwen_json()
+        measure = measure_for(self.source.agent)
+        if measure is not None:  # beside Qwen's object, never instead of it (a Qwen session has none)
+            data["agentMeasure"] = self._agent_measure_json(measure)
         data["retention"] = self._retention_json()
         if self.scan_facts is not None:
             data["source"].update(self.scan_facts)
@@ -145,6 +157,21 @@ class MemoryReport:
             "started": source.started,
         }
 
+    def _agent_measure_json(self, measure: AgentMeasure) -> dict:
+        """What the model received in the agent's own measure: its unit, its token estimate, totals."""
+        sent = self.retention.sent_totals() if self.retention is not None else None
+        stats = self.qwen_stats
+        return {
+            **measure.to_json(),
+            "toolResultCount": stats.tool_result_count if stats is not None else None,
+            "sent": _number(sent.size) if sent is not None else None,
+            "sentTokens": sent.tokens if sent is not None else None,
+            "largestSent": _number(sent.largest) if sent is not None else None,
+            "oversizedResultCount": stats.oversized_result_count if stats is not None else None,
+            "contextWindow": None if self.context_window is None or sent is None else
+            self.context_window.to_json(sent.tokens),
+        }
+
     def _settings_json(self) -> dict:
         s = self.settings
         return {
@@ -170,7 +197,7 @@ class MemoryReport:
             "perTool": [self._tool_json(summary) for summary in analysis.per_tool()],
             "largest": [self.result_json(result) for result in analysis.largest(self.top)],
             "oversized": [self.result_json(r) for r in analysis.oversized()],
-            "perTurn": [{"turn": turn, "chars": _number(chars)} for turn, chars in analysis.chars_by_turn()],
+            "perTurn": self._per_turn_json(analysis),
             "uiHistory": None if ui is None else {
                 "tools": len(ui.tools),
                 "displayChars": ui.display_chars,
@@ -181,8 +208,16 @@ class MemoryReport:
         }
 
     @staticmethod
+    def _per_turn_json(analysis: RetentionAnalysis) -> list[dict]:
+        rows = [{"turn": turn, "chars": _number(chars)} for turn, chars in analysis.chars_by_turn()]
+        if analysis.measure is not None:
+            for row, (_, sent) in zip(rows, analysis.chars_by_turn("sent")):
+                row["sent"] = _number(sent)
+        return rows
+
+    @staticmethod
     def _tool_json(summary: ToolSummary) -> dict:
-        return {
+        data = {
             "tool": summary.tool,
             "count": summary.count,
             "chars": _number(summary.chars),
@@ -193,10 +228,14 @@ class MemoryReport:
             "budget": budget_json(summary.budget),
             "layers": dict(summary.by_layer),
         }
+        if summary.sent is not None:
+            data.update(sent=_number(summary.sent), sentTokens=summary.sent_tokens,
+                        sentLargest=_number(summary.sent_largest))
+        return data
 
     def result_json(self, result: ResultMeasure) -> dict:
         stub = result.stub
-        return {
+        data = {
             "ordinal": result.ordinal,
             "turn": result.turn,
             "position": [result.content_index, result.part_index],
@@ -219,3 +258,6 @@ class MemoryReport:
                 "note": stub.note,
             },
         }
+        if result.sent is not None:
+            data.update(sent=_number(result.sent), sentTokens=result.sent_tokens)
+        return data

@@ -11,7 +11,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from doctor.report.advice import advise, interpretation
+from doctor.report.advice import advise, interpretation, visible_chars
+from doctor.report.agent_text import agent_retention_lines
 from doctor.report.audit_summary import (
     AUDIT_CATEGORIES,
     category_counts,
@@ -75,7 +76,11 @@ def heading(report: MemoryReport) -> str:
 def _retention(report: MemoryReport) -> Section:
     if report.retention is None:
         reason = report.retention_unavailable or "Tool result retention diagnostics unavailable"
-        return Section("Tool result retention", (Paragraph(inert_line(reason)),))
+        title = f"Tool results in {report.terms.client}'s context" if report.terms.own else "Tool result retention"
+        return Section(title, (Paragraph(inert_line(reason)),))
+    if report.terms.own:
+        title, *lines = agent_retention_lines(report)
+        return Section(title, (Verbatim(tuple(line.removeprefix("  ") for line in lines)),))
     return Section(None, (Verbatim(tuple(format_tool_result_retention(report.retention.stats).split("\n"))),))
 
 
@@ -87,16 +92,21 @@ def _per_tool(report: MemoryReport) -> Section | None:
     summaries = report.retention.per_tool() if report.retention else []
     if not summaries:
         return None
+    terms = report.terms
     rows = tuple(
-        (inert_line(s.tool or "(no name)"), figure(s.count), figure(s.chars), figure(s.tokens), figure(s.largest),
-         figure(s.oversized), figure(s.errors), figure(s.budget.chars), inert_line(s.budget.detail or s.budget.source),
-         _layers(report, s.by_layer))
+        (inert_line(s.tool or "(no name)"), figure(s.count), figure(terms.size(s)), figure(terms.tokens(s)),
+         figure(terms.largest(s)), figure(s.oversized), figure(s.errors), figure(s.budget.chars),
+         inert_line(s.budget.detail or s.budget.source), _layers(report, s.by_layer))
+        + ((figure(s.chars),) if terms.own else ())
         for s in summaries
     )
-    columns = ("tool", "results", "chars", "tokens", "largest", "oversized", "errors", "budget", "budget from",
-               "bounded by")
-    return Section("By tool (chars as Qwen estimates them, tokens ≈ chars ÷ 4)",
-                   (Table(columns, rows, frozenset(range(1, 8))),))
+    word = terms.limit_word
+    columns = ("tool", "results", terms.unit, "tokens", "largest", "oversized", "errors", word, f"{word} from",
+               "bounded by") + (("Qwen est. chars",) if terms.own else ())
+    numeric = frozenset(range(1, 8)) | (frozenset({10}) if terms.own else frozenset())
+    title = (f"By tool (what {terms.client} sent, in {terms.unit}; tokens by {terms.estimate}; "
+             f"Qwen Code's estimator beside)" if terms.own else "By tool (chars as Qwen estimates them, tokens ≈ chars ÷ 4)")
+    return Section(title, (Table(columns, rows, numeric),))
 
 
 def _spill_status(report: MemoryReport) -> dict[int, str]:
@@ -126,13 +136,16 @@ def _largest(report: MemoryReport) -> Section | None:
     if report.retention is None or not report.retention.results:
         return None
     status = _spill_status(report)
+    terms = report.terms
     rows = []
     for result in report.retention.largest(report.top):
         row = report.result_json(result)
         rows.append((f"#{result.ordinal}", figure(result.turn), inert_line(result.tool or "(no name)"),
-                     figure(result.chars), figure(result.tokens), _ratio(row), "yes" if result.oversized else "",
-                     inert_line(report.layer_term(result.sentinel)), _pointer(row, status.get(result.ordinal))))
-    columns = ("result", "turn", "tool", "chars", "tokens", "× budget", "oversized", "bounded by", "pointer")
+                     figure(terms.size(result)), figure(terms.tokens(result)), _ratio(row),
+                     "yes" if result.oversized else "", inert_line(report.layer_term(result.sentinel)),
+                     _pointer(row, status.get(result.ordinal))))
+    columns = ("result", "turn", "tool", terms.unit, "tokens", f"× {terms.limit_word}", "oversized", "bounded by",
+               "pointer")
     shown = len(rows)
     return Section(f"Largest {plural(shown, 'result')}", (Table(columns, tuple(rows), frozenset({1, 3, 4, 5})),))
 
@@ -145,7 +158,7 @@ def _previews(report: MemoryReport, previews: dict | None) -> Section | None:
         preview = previews.get(result.ordinal)
         if preview is None:
             continue
-        caption = inert_line(f"#{result.ordinal} {result.tool} ({figure(result.chars)} chars)")
+        caption = inert_line(f"#{result.ordinal} {result.tool} ({figure(report.terms.size(result))} {report.terms.unit})")
         lines = preview.text.split("\n") + (["…"] if preview.truncated else [])
         blocks.append(Verbatim(tuple(lines), caption))
     if len(blocks) == 1:
@@ -159,7 +172,7 @@ def _side_channel(report: MemoryReport) -> Section | None:
         return None
     rows = [(inert_line(copy.kind), figure(copy.count), figure(copy.chars)) for copy in report.side_channel]
     if stats is not None:
-        rows.append(("model-visible tool results", figure(stats.tool_result_count), figure(stats.total_chars)))
+        rows.append(("model-visible tool results", figure(stats.tool_result_count), figure(visible_chars(report))))
     note = Paragraph("Copies are what the session file keeps besides the model's context "
                      "(UI displays, toolUseResult, progress records): they cost disk and memory, not tokens.")
     return Section("Copies outside the model's context", (Table(("copy", "count", "chars"), tuple(rows),
@@ -197,7 +210,7 @@ def _agent_budgets(report: MemoryReport) -> Section:
     files = [inert_line(present_path(f, report.path_style)) for f in rules.files]
     note = (f"{rules.rule} Settings read from {', '.join(files)}." if files else f"{rules.rule} No settings file read.")
     return Section(f"Budgets in force ({rules.client} {rules.version}'s own rules)",
-                   (Table(("tools", "limit", "unit", "chars", "source", "detail"), rows, frozenset({1, 3})),
+                   (Table(("tools", "limit", "unit", rules.unit, "source", "detail"), rows, frozenset({1, 3})),
                     Paragraph(inert_line(note))))
 
 

@@ -98,7 +98,8 @@ class LoadedSession:
     than once without the reader keeping payloads in memory. `measured_history`, when
     a reader has one, gives the same Contents for the retention analysis only: long
     outputs may be `MeasuredText` (head and JS length, not the text); `measured_ui_history`
-    is the same for `ui_history` (long display strings).
+    is the same for `ui_history` (long display strings). `turns_marked`: the reader marks the
+    Contents where the person's typed prompts start (`doctor.core.turns`).
     """
 
     agent: str
@@ -115,6 +116,7 @@ class LoadedSession:
     meta: dict = field(default_factory=dict)
     measured_history: Callable[[], Iterator] | None = None
     measured_ui_history: Iterable | None = None
+    turns_marked: bool = False
 
     def history_to_measure(self) -> Iterator:
         """The history the retention analysis reads: `measured_history` when there is one."""

@@ -17,7 +17,7 @@ import os
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
-from doctor.core.jsvalues import MeasuredText, js_len
+from doctor.core.jsvalues import MeasuredText, js_len, utf8_len
 from doctor.sources.base import SourceError
 from doctor.sources.jsonl import line_values
 
@@ -28,9 +28,11 @@ class MeasuredOutputs:
     """The outputs of one session file that were kept measured. `text_in_line(record, where)` finds
     an output's text again in its line's decoded record, `where` being what `keep` was told."""
 
-    def __init__(self, path: Path, text_in_line: Callable[[object, object], object]):
+    def __init__(self, path: Path, text_in_line: Callable[[object, object], object], *, utf8: bool = False):
+        """`utf8`: also note each text's UTF-8 length (Codex's measure counts bytes)."""
         self.path = path
         self._text_in_line = text_in_line
+        self._utf8 = utf8
         self._kept: dict[int, tuple[int, int, object]] = {}  # id of a MeasuredText -> (start, end, where)
 
     def __bool__(self) -> bool:
@@ -38,7 +40,7 @@ class MeasuredOutputs:
 
     def keep(self, text: str, head_chars: int, line: tuple[int, int], where: object) -> MeasuredText:
         """`text` (from the line at byte span `line`) as a MeasuredText of `head_chars`, noted."""
-        measured = MeasuredText(text[:head_chars], js_len(text))
+        measured = MeasuredText(text[:head_chars], js_len(text), utf8_len(text) if self._utf8 else None)
         self._kept[id(measured)] = (*line, where)
         return measured
 

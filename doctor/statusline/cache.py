@@ -7,7 +7,7 @@ first 4 KiB and of the 4 KiB before that offset (digests only: no byte of whatev
 `transcript_path` named is kept), and the state as data (`resume.*State.stored()`, msgspec Structs).
 
 Loading is typed decoding: it builds those Structs and JSON values and nothing else (three
-MessagePack extension types: a MeasuredText's head and JS length, a string with lone surrogates
+MessagePack extension types: a MeasuredText with every length it carries, a string with lone surrogates
 as Qwen's truncation leaves them, an integer beyond 64 bits), and runs no code from the file. The
 folder is opened through `safety.private_folders` (the user's, 0700, no symlink on the way from
 doctor's cache folder; refused, the status line works without a cache and says so once on
@@ -38,7 +38,7 @@ try:  # hashlib's import loads OpenSSL (~3 ms); BLAKE2 alone is CPython's own mo
 except ImportError:  # pragma: no cover - a CPython built without it
     from hashlib import blake2b
 
-FORMAT = 2
+FORMAT = 3
 MARK_BYTES = 4096
 FOLDER = "statusline"
 # An index larger than this is not read (a 1 GB Claude transcript's is ~25 MB).
@@ -158,7 +158,10 @@ def _digest(data: bytes) -> bytes:
 def _extension(value: object) -> msgspec.msgpack.Ext:
     kind = type(value)
     if kind is MeasuredText:
-        return msgspec.msgpack.Ext(MEASURED, value.js_length.to_bytes(8, "little") + value.encode("utf-8", "surrogatepass"))
+        token = value.json_token
+        return msgspec.msgpack.Ext(MEASURED, _encode_measured((
+            value.encode("utf-8", "surrogatepass"), value.js_length, value.utf8_length, value.json_length,
+            None if token is None else (os.fsencode(token[0]), token[1], token[2]))))
     if kind is _WithSurrogates:
         return msgspec.msgpack.Ext(SURROGATES, value.encode("utf-8", "surrogatepass"))
     if kind is _BigInt:
@@ -168,8 +171,10 @@ def _extension(value: object) -> msgspec.msgpack.Ext:
 
 def _value(code: int, data: memoryview) -> object:
     """The value of an extension, only those three kinds."""
-    if code == MEASURED and len(data) >= 8:
-        return MeasuredText(str(data[8:], "utf-8", "surrogatepass"), int.from_bytes(data[:8], "little"))
+    if code == MEASURED:
+        head, js_length, utf8_length, json_length, token = _decode_measured(data)
+        return MeasuredText(str(head, "utf-8", "surrogatepass"), js_length, utf8_length, json_length,
+                            None if token is None else (os.fsdecode(token[0]), token[1], token[2]))
     if code == SURROGATES:
         return str(data, "utf-8", "surrogatepass")
     if code == BIG_INT:
@@ -178,6 +183,11 @@ def _value(code: int, data: memoryview) -> object:
 
 
 _encode = msgspec.msgpack.Encoder(enc_hook=_extension).encode
+# A MeasuredText: its head (UTF-8 with lone surrogates kept), JS length, and the lengths an agent's own
+# measure may add (UTF-8 bytes, JSON length, or where its JSON token is in the session file).
+_encode_measured = msgspec.msgpack.Encoder().encode
+_decode_measured = msgspec.msgpack.Decoder(
+    tuple[bytes, int, int | None, int | None, tuple[bytes, int, int] | None]).decode
 _decoders: dict[type, msgspec.msgpack.Decoder] = {}
 
 

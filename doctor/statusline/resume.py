@@ -246,7 +246,7 @@ class QwenState:
             self._rebuild()
             changed = True
         if self.table is None:
-            self.table = new_table(budgets, estimate, None)
+            self.table = new_table(budgets, estimate, None, turns_marked=True)
         self._measure(self.unmeasured)
         self.unmeasured = []
         return changed

@@ -13,6 +13,8 @@ from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
+from doctor.report.advice import visible_chars
+from doctor.report.agent_text import agent_retention_lines
 from doctor.report.figures import plural
 from doctor.report.model import MemoryReport, present_path
 from doctor.report.qwen_text import format_tool_result_retention
@@ -45,16 +47,18 @@ class OverviewView:
 def overview_view(report: MemoryReport) -> OverviewView:
     """Every Overview panel for `report`, as renderables (walks all results: call it off the UI thread)."""
     analysis = report.retention
+    terms = report.terms
     if analysis is None:
         alarm = Text(report.retention_unavailable or "Tool result retention unavailable")
         alarm_class = "alarm-unavailable"
     elif analysis.stats.oversized_result_count:
         count = analysis.stats.oversized_result_count
+        where = f" in {terms.client}" if terms.own else ""
         alarm = Text(f" ALARM  {count} oversized tool result{'s' if count != 1 else ''} stay in context "
-                     "and tax every later turn; /compress can reclaim space.")
+                     f"and tax every later turn; {terms.compact_command}{where} can reclaim space.")
         alarm_class = "alarm-on"
     else:
-        alarm = Text(" OK  no tool result above its budget")
+        alarm = Text(f" OK  no tool result above its {terms.limit_word}")
         alarm_class = "alarm-off"
     skipped = sum(issue.severity == "warning" for issue in report.issues)
     if skipped:  # the figures cover only what could be read: the banner says so, never a plain OK
@@ -63,8 +67,14 @@ def overview_view(report: MemoryReport) -> OverviewView:
         if alarm_class == "alarm-off":
             alarm_class = "alarm-partial"
     issues = _issues(report)
-    qwen = Text(format_tool_result_retention(analysis.stats)) if analysis else Text("–")
-    if analysis is not None:
+    if analysis is None:
+        qwen = Text("–")
+    elif terms.own:
+        title, *lines = agent_retention_lines(report)
+        qwen = Text(title, style="bold")
+        qwen.append("\n" + "\n".join(lines))
+    else:
+        qwen = Text(format_tool_result_retention(analysis.stats))
         qwen.append(f"\n  ≈ {fmt.num(analysis.stats.total_tokens)} tokens (chars / 4)", style="dim")
     return OverviewView(
         alarm=alarm,
@@ -103,7 +113,7 @@ def _offender(report: MemoryReport) -> Text:
     text = Text("Biggest result  ", style="bold")
     text.append(f"#{top.ordinal} ")
     text.append(fmt.plain(top.tool or "(no name)"))
-    text.append(f" · {fmt.num(top.chars)} chars, turn {top.turn}")
+    text.append(f" · {fmt.num(report.terms.size(top))} {report.terms.unit}, turn {top.turn}")
     if top.sentinel != "none":
         text.append(f", bounded by {report.layer_term(top.sentinel)}")
     text.append("\n")
@@ -113,10 +123,12 @@ def _offender(report: MemoryReport) -> Text:
 
 def _turns(report: MemoryReport):
     analysis = report.retention
-    title = Text("Where it grew: retained chars added per user turn", style="bold")
+    terms = report.terms
+    title = Text(f"Where it grew: {terms.unit} sent per turn (turn n: after your n-th prompt)" if terms.own
+                 else "Where it grew: retained chars added per user turn", style="bold")
     if analysis is None or not analysis.results:
         return title
-    turns = analysis.chars_by_turn()
+    turns = analysis.chars_by_turn("sent" if terms.own else "chars")
     shown = sorted(sorted(turns, key=lambda t: -t[1])[:CHART_ROWS])
     peak = max(chars for _, chars in turns) or 1
     table = Table.grid(padding=(0, 1))
@@ -134,7 +146,7 @@ def _turns(report: MemoryReport):
 def _channels(report: MemoryReport) -> Text:
     analysis = report.retention
     text = Text("Model-visible vs side-channel copies", style="bold")
-    visible = analysis.stats.total_chars if analysis else 0
+    visible = visible_chars(report)
     text.append(f"\n  {'model-visible tool results':<{CHANNEL_LABEL}} {fmt.num(visible):>12} chars")
     scanned = analysis is not None and analysis.ui is not None
     if scanned:

@@ -69,9 +69,15 @@ def prepared_rows(columns, rows: dict[str, tuple]) -> TableRows:
     return table_rows(rows, keys.index(DEFAULT_SORT) if DEFAULT_SORT in keys else None, reverse=True)
 
 
-def tool_cells(analysis, term) -> dict[str, tuple]:
+def column_labels(terms) -> dict[str, str]:
+    """Column headers in the session's terms: its unit (bytes for Codex) and its word for the budget."""
+    return {"chars": terms.unit, "budget": terms.limit_word}
+
+
+def tool_cells(analysis, term, terms) -> dict[str, tuple]:
     """{tool: cells} for every tool (walks all results: run it on a worker for large reports).
-    `term` names a layer in the words of the agent whose rules judged the session."""
+    `term` names a layer in the words of the agent whose rules judged the session; `terms` gives
+    its figures in the agent's own measure (`doctor.report.terms`)."""
     rows = {}
     for summary in analysis.per_tool() if analysis else ():
         style = OVERSIZED if summary.oversized else ""
@@ -80,9 +86,9 @@ def tool_cells(analysis, term) -> dict[str, tuple]:
         rows[summary.tool] = (
             fmt.text_cell(summary.tool or "(no name)", style),
             fmt.number_cell(summary.count, style),
-            fmt.number_cell(summary.chars, style),
-            fmt.number_cell(summary.tokens, style),
-            fmt.number_cell(summary.largest, style),
+            fmt.number_cell(terms.size(summary), style),
+            fmt.number_cell(terms.tokens(summary), style),
+            fmt.number_cell(terms.largest(summary), style),
             fmt.number_cell(summary.oversized, style),
             fmt.number_cell(summary.errors, ERROR if summary.errors else style),
             fmt.SortableText(fmt.num(budget_value), budget_value, style),
@@ -91,7 +97,7 @@ def tool_cells(analysis, term) -> dict[str, tuple]:
     return rows
 
 
-def result_cells(result, links, term) -> tuple:
+def result_cells(result, links, term, terms) -> tuple:
     style = OVERSIZED if result.oversized else (ERROR if result.is_error else "")
     ratio = result.budget_ratio
     layer = "" if result.sentinel == "none" else term(result.sentinel)
@@ -99,8 +105,8 @@ def result_cells(result, links, term) -> tuple:
         fmt.number_cell(result.ordinal, style),
         fmt.number_cell(result.turn, style),
         fmt.text_cell(result.tool or "(no name)", style),
-        fmt.number_cell(result.chars, style),
-        fmt.number_cell(result.tokens, style),
+        fmt.number_cell(terms.size(result), style),
+        fmt.number_cell(terms.tokens(result), style),
         fmt.SortableText(fmt.num(result.budget.chars), result.budget.chars, style),
         fmt.SortableText("–" if ratio is None else f"{ratio:.2f}", -1 if ratio is None else ratio, style),
         fmt.text_cell(layer, style),

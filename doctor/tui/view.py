@@ -16,8 +16,8 @@ from rich.text import Text
 from doctor.report.model import MemoryReport
 from doctor.tui.overview_panels import OverviewView, overview_view, source_title
 from doctor.tui.spill_links import SpillLinks
-from doctor.tui.table_cells import (RESULTS_COLUMNS, TOOLS_COLUMNS, TableRows, prepared_rows, result_cells,
-                                    tool_cells)
+from doctor.tui.table_cells import (RESULTS_COLUMNS, TOOLS_COLUMNS, TableRows, column_labels, prepared_rows,
+                                    result_cells, tool_cells)
 
 
 @dataclass(frozen=True)
@@ -41,6 +41,7 @@ class ReportView:
     result_filters: tuple[ResultFilterKey, ...] = ()
     biggest_ordinal: int | None = None
     result_count: int = 0
+    labels: tuple[tuple[str, str], ...] = ()  # table column key -> header, in the session's terms
 
 
 def prepare(report: MemoryReport, *, with_rows: bool = True) -> ReportView:
@@ -53,8 +54,9 @@ def prepare(report: MemoryReport, *, with_rows: bool = True) -> ReportView:
     analysis = report.retention
     results = list(analysis.results) if analysis else []
     term = report.layer_term
+    terms = report.terms
     listed = results if with_rows else []
-    rows = {str(result.ordinal): result_cells(result, links, term) for result in listed}
+    rows = {str(result.ordinal): result_cells(result, links, term, terms) for result in listed}
     filters = {str(result.ordinal): ResultFilterKey((result.tool or "").lower(), str(result.ordinal),
                                                     term(result.sentinel or "").lower(), bool(result.oversized))
                for result in listed}
@@ -64,9 +66,10 @@ def prepare(report: MemoryReport, *, with_rows: bool = True) -> ReportView:
         links=links,
         title=source_title(report),
         overview=overview_view(report),
-        tools=prepared_rows(TOOLS_COLUMNS, tool_cells(analysis, term)),
+        tools=prepared_rows(TOOLS_COLUMNS, tool_cells(analysis, term, terms)),
         results=prepared,
         result_filters=tuple(filters[key] for key in prepared.keys),
         biggest_ordinal=analysis.largest(1)[0].ordinal if results else None,
         result_count=len(results),
+        labels=tuple(column_labels(terms).items()),
     )

@@ -57,7 +57,7 @@ def verdicts(capsys, monkeypatch, agent: str, folder: Path, home: Path):
 
 
 def figure(answer: dict) -> int:
-    return int(re.search(r"returned ([\d,]+) chars", answer["systemMessage"]).group(1).replace(",", ""))
+    return int(re.search(r"returned ([\d,]+) (?:chars|bytes)", answer["systemMessage"]).group(1).replace(",", ""))
 
 
 @pytest.mark.parametrize("agent,name", SCENARIOS)
@@ -83,10 +83,12 @@ def test_the_hook_alarms_on_exactly_what_doctor_memory_counts_oversized(capsys, 
 
 def test_gemini_read_file_alarm_names_the_threshold_and_its_source(capsys, monkeypatch):
     folder = RECORDINGS / "gemini" / "big-outputs"
-    [answer] = [a for r, _, _, a in verdicts(capsys, monkeypatch, "gemini", folder, folder / "home")
-                if a and not r.masked_later]
-    assert ("doctor: read_file returned 148,405 chars, over Gemini CLI's 40,000-char limit (no limit of its own; "
-            "held to tools.truncateToolOutputThreshold (built-in default of Gemini CLI 0.61.0") in answer["systemMessage"]
+    [(row, answer)] = [(row, a) for r, row, _, a in verdicts(capsys, monkeypatch, "gemini", folder, folder / "home")
+                       if a and not r.masked_later]
+    # the size and tokens doctor memory gives the same result, in Gemini's own measure
+    assert (f"doctor: read_file returned 148,405 chars (≈{row['sentTokens']:,} tokens), over Gemini CLI's 40,000-char "
+            "limit (no limit of its own; held to tools.truncateToolOutputThreshold (built-in default of Gemini CLI "
+            "0.61.0") in answer["systemMessage"]
 
 
 @pytest.mark.parametrize("agent,name", [("claude", "raised-limits"), ("codex", "raised-limit")])
@@ -98,6 +100,8 @@ def test_without_the_raised_settings_the_payload_still_shows_what_got_through(ca
     for result, row, oversized, answer in verdicts(capsys, monkeypatch, agent, folder, tmp_path):
         assert (answer is not None) == oversized, (result.call_id, row["rawChars"])
         if answer is not None:  # the figure is what the model got: Read with Claude's line numbers, Codex's cut
-            assert figure(answer) == (row["rawChars"] if agent == "claude" else len(result.payload["tool_response"]))
+            # (in the agent's own measure: Codex counts the text's UTF-8 bytes)
+            assert figure(answer) == (row["rawChars"] if agent == "claude"
+                                      else len(result.payload["tool_response"].encode("utf-8")))
         seen += oversized
     assert seen == 2

@@ -20,7 +20,7 @@ import pytest
 
 from tests.conftest import REQUIRE_REFERENCE
 from tests.integrations.clients import CODEX, CODEX_BIN, DOCTOR_BIN, Sandbox
-from tests.integrations.test_slash_real_clients import _chars, _codex_config
+from tests.integrations.test_slash_real_clients import _chars, _codex_config, _sent
 
 EXEC = ["exec", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox"]
 needs_codex = pytest.mark.skipif(bool(CODEX.missing()) and not REQUIRE_REFERENCE, reason=CODEX.missing() or "")
@@ -46,7 +46,7 @@ def _summary_typed(box: Sandbox):
     first = CODEX.run(box, [*EXEC, "go"], [[{"name": "exec_command", "args": {"cmd": "seq 1 30000"}}], "All done."])
     assert first.returncode == 0, first.stderr
     [transcript] = (box.home / ".codex" / "sessions").rglob("rollout-*.jsonl")
-    expected = json.loads(box.doctor("memory", str(transcript), "--json").stdout)["toolResultRetention"]
+    expected = json.loads(box.doctor("memory", str(transcript), "--json").stdout)
     typed = CODEX.run(box, [*EXEC, "resume", "--last", "/doctor:memory"], ["Here is the summary."])
     assert typed.returncode == 0, typed.stderr
     return typed.text_with("doctor memory — codex session"), expected
@@ -68,7 +68,7 @@ def test_codex_exec_runs_doctors_hook_once_install_trusted_it(tmp_path):
     assert [p.name for p in config.parent.glob("config.toml.doctor-backup-*")] and "type /hooks" not in done.stdout
 
     summary, expected = _summary_typed(box)  # no --dangerously-bypass-hook-trust
-    assert summary is not None and _chars(summary) == expected["totalChars"]
+    assert summary is not None and _chars(summary) == _sent(expected)
 
     again = box.doctor("install", "codex", "--trust", env=_with_codex(box))
     assert "already trusted, nothing changed" in again.stdout and config.read_text() == text

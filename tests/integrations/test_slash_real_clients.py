@@ -26,7 +26,14 @@ def _needs(client):
 
 
 def _chars(summary: str) -> int:
-    return int(re.search(r"results?, ([\d,]+) chars retained", summary).group(1).replace(",", ""))
+    """The summary's size figure: Qwen's retained chars, or what another agent's model was sent (its measure)."""
+    return int(re.search(r"results?, ([\d,]+) (?:chars retained|chars sent|bytes sent)", summary).group(1).replace(",", ""))
+
+
+def _sent(report: dict) -> int:
+    """The same figure in `doctor memory --json`: the agent's own measure when it has one, else Qwen's."""
+    own = report.get("agentMeasure")
+    return own["sent"] if own is not None else report["toolResultRetention"]["totalChars"]
 
 
 # A user's own Qwen settings as Qwen reads them (comments stripped, then JSON.parse), with a key doctor
@@ -89,7 +96,7 @@ def test_claude_slash_command_reaches_the_model(tmp_path):
     [transcript] = (box.home / ".claude" / "projects").glob("*/*.jsonl")
     session = transcript.stem
     expected = box.doctor("memory", str(transcript), "--json").stdout
-    expected_chars = json.loads(expected)["toolResultRetention"]["totalChars"]
+    expected_chars = _sent(json.loads(expected))
 
     typed = CLAUDE.run(box, ["--resume", session, "-p", "/doctor:memory", *tools], ["Here is the summary."])
 
@@ -132,8 +139,9 @@ def test_gemini_slash_command_reaches_the_model(tmp_path):
     # Gemini CLI 0.61.0 resumes with the call's response twice (a synthesized `<id>_response` message
     # beside the recorded one) and sends both to the model: the summary counts what the model holds.
     [transcript] = (box.home / ".gemini" / "tmp").glob("*/chats/session-*.json*")
-    expected = json.loads(box.doctor("memory", str(transcript), "--json").stdout)["toolResultRetention"]
-    assert _chars(summary) == expected["totalChars"]
+    report = json.loads(box.doctor("memory", str(transcript), "--json").stdout)
+    expected = report["toolResultRetention"]
+    assert _chars(summary) == _sent(report)
     sent = json.loads(typed.bodies[-1])["contents"]
     assert sum("functionResponse" in part for content in sent for part in content["parts"]) == expected["toolResultCount"]
 
@@ -158,7 +166,7 @@ def test_codex_prompt_hook_answers_doctor_memory(tmp_path):
         [{"name": "exec_command", "args": {"cmd": "seq 1 30000"}}], "All done."])
     assert first.returncode == 0, first.stderr
     [transcript] = (box.home / ".codex" / "sessions").rglob("rollout-*.jsonl")
-    expected = json.loads(box.doctor("memory", str(transcript), "--json").stdout)["toolResultRetention"]
+    expected = json.loads(box.doctor("memory", str(transcript), "--json").stdout)
 
     # the hook is not trusted in this throwaway HOME: the bypass flag stands in for /hooks
     typed = CODEX.run(box, [*exec_, "--dangerously-bypass-hook-trust", "resume", "--last", "/doctor:memory"],
@@ -167,7 +175,7 @@ def test_codex_prompt_hook_answers_doctor_memory(tmp_path):
     assert typed.returncode == 0, typed.stderr
     summary = typed.text_with("doctor memory — codex session")
     assert summary is not None, typed.stdout + typed.stderr
-    assert _chars(summary) == expected["totalChars"]
+    assert _chars(summary) == _sent(expected)
 
 
 def _doctor_budgets(box: Sandbox, text: str) -> None:
@@ -203,7 +211,8 @@ def test_claude_after_tool_hook_raises_the_oversized_alarm(tmp_path, tell_model)
     assert len(alarms) == 1 and "doctor: Read returned " in alarms[0], shown  # the persisted Bash: silent
     [transcript] = (box.home / ".claude" / "projects").glob("*/*.jsonl")
     row = _memory_row(box, transcript, "Read")  # doctor memory afterwards: the same verdict, the same figure
-    assert f"Read returned {row['rawChars']:,} chars, over Claude Code's 20,000-char limit (--tool-budget Read)" in alarms[0]
+    assert f"Read returned {row['rawChars']:,} chars (≈{row['sentTokens']:,} tokens), over Claude Code's 20,000-char " \
+           "limit (--tool-budget Read)" in alarms[0]
     told = ran.text_with("The last Read result is")
     assert (told is not None) == tell_model
 
@@ -253,7 +262,9 @@ def test_gemini_after_tool_hook_raises_the_oversized_alarm(tmp_path):
     assert told is not None and "above Gemini CLI's 40,000-char limit" in told
     # doctor memory counts the same result afterwards, with the hook's own sentence Gemini appended to it
     assert row["rawChars"] == len(told) and told.index("\n\n<hook_context>") == 122_328
-    assert "doctor: read_file returned 122,328 chars, over Gemini CLI's 40,000-char limit (no limit of its own; " \
+    # (its tokens are Gemini's estimate of the 122,328 chars; doctor memory's row also holds the hook's sentence)
+    assert "doctor: read_file returned 122,328 chars (≈" in alarms[0]
+    assert "tokens), over Gemini CLI's 40,000-char limit (no limit of its own; " \
            "held to tools.truncateToolOutputThreshold" in alarms[0]
     assert ran.text_with("seq 1 5") is not None and sum("<hook_context>" in body for body in ran.bodies[-1:]) == 1
 
@@ -273,7 +284,7 @@ def test_codex_after_tool_hook_tells_the_model(tmp_path):
         [{"name": "exec_command", "args": {"cmd": "seq 1 5"}}], "All done."])
     assert ran.returncode == 0, ran.stderr
     told = ran.text_with("The last Bash result is")
-    assert told is not None and "above Codex CLI's 20,000-char limit + 1,000 chars of header" in told, ran.stderr[-2000:]
+    assert told is not None and "above Codex CLI's 20,000-byte limit + 1,000 bytes of header" in told, ran.stderr[-2000:]
     assert sum("The last Bash result is" in body for body in ran.bodies) == 2  # in both later requests, once
     [transcript] = (box.home / ".codex" / "sessions").rglob("rollout-*.jsonl")
     assert _memory_row(box, transcript, "exec_command")["rawChars"] > 21_000  # doctor memory: oversized too

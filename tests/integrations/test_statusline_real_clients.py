@@ -21,7 +21,8 @@ from tests.integrations.clients import CLAUDE, QWEN, Sandbox
 from tests.integrations.tmux import TMUX, Pane
 
 pytestmark = [pytest.mark.slow]
-LINE = r"doctor: ([\d,]+) chars \(~([\d,]+) tok\) in 1 tool result · ([\d,]+) oversized · most: (\S+) ([\d,]+)"
+LINE = (r"doctor: ([\d,]+) chars \(~([\d,]+) tok\) in 1 tool result · ([\d,]+) oversized · most: (\S+) ([\d,]+)"
+        r" · (<?[\d.]+%) of the ([\d,]+)-token context")
 STEPS = [[{"name": "{tool}", "args": {"command": "seq 1 2000", "description": "numbers"}}], "All done."]
 
 
@@ -40,9 +41,21 @@ def _number(text: str) -> int:
 
 def _memory(box: Sandbox, transcript) -> tuple:
     data = json.loads(box.doctor("memory", "--json", str(transcript)).stdout)
-    top = data["retention"]["perTool"][0]
+    top, own = data["retention"]["perTool"][0], data.get("agentMeasure")
+    if own is not None:  # Claude's line: what Claude sent, tokens by Claude's own estimate
+        return own["sent"], own["sentTokens"], own["oversizedResultCount"], top["tool"], top["sent"]
     return (data["toolResultRetention"]["totalChars"], data["retention"]["totalTokens"],
             data["toolResultRetention"]["oversizedResultCount"], top["tool"], top["chars"])
+
+
+def _window_shared(box: Sandbox, agent: str, transcript, shown: re.Match, told_by: str) -> None:
+    """The client told its status line the model's context window: the line shows the share the tool results'
+    tokens hold, and the summary /doctor:memory prints afterwards says the same, naming who told it."""
+    tokens, window = _number(shown[2]), _number(shown[7])
+    share = tokens / window
+    assert shown[6] == ("<0.1%" if 0 < share < 0.0005 else f"{share:.1%}")
+    summary = box.doctor("slash", agent, "--transcript", str(transcript)).stdout
+    assert f"Tool results hold {shown[6]} of the model's {window:,}-token context window ({told_by}" in summary
 
 
 def _shown(match: re.Match) -> tuple:
@@ -76,15 +89,22 @@ def test_claude_shows_doctors_status_line(tmp_path):
     shown = _drive(box, CLAUDE, ["--allowedTools", "Bash"], _steps("Bash"), r"❯")
     [transcript] = (box.home / ".claude" / "projects").glob("*/*.jsonl")
     assert _shown(shown) == _memory(box, transcript) and shown[4] == "Bash"
+    _window_shared(box, "claude", transcript, shown, "Claude Code's status line")
 
 
 @_needs(QWEN)
 def test_qwen_shows_doctors_status_line(tmp_path):
     box = Sandbox(tmp_path)
     box.doctor("install", "qwen")
+    # Qwen states a window only for a model it knows one of: the scripted model's comes from the settings
+    settings = box.home / ".qwen" / "settings.json"
+    data = json.loads(settings.read_text())
+    data.setdefault("model", {}).setdefault("generationConfig", {})["contextWindowSize"] = 131_072
+    settings.write_text(json.dumps(data))
     shown = _drive(box, QWEN, ["--approval-mode", "yolo"], _steps("run_shell_command"), r"Type your message")
     [transcript] = (box.home / ".qwen" / "projects").glob("*/chats/*.jsonl")
     assert _shown(shown) == _memory(box, transcript) and shown[4] == "run_shell_command"
+    _window_shared(box, "qwen", transcript, shown, "Qwen Code's status line")
 
 
 @_needs(QWEN)

@@ -41,14 +41,20 @@ def test_browser_renders_the_figures(capsys, tmp_path: Path, session: Path) -> N
     report, page = _report(capsys, tmp_path, session)
     dom = page_dom(tmp_path, page)
     text = _text(dom)
-    stats = report["toolResultRetention"]
-    assert f"Tool results in history: {stats['toolResultCount']}" in text
-    assert f"Total retained: {stats['totalChars']} chars" in text
-    assert f"Oversized results (above tool budget): {stats['oversizedResultCount']}" in text
+    stats, own = report["toolResultRetention"], report.get("agentMeasure")
+    if own is None:  # Qwen's own lines
+        assert f"Tool results in history: {stats['toolResultCount']}" in text
+        assert f"Total retained: {stats['totalChars']} chars" in text
+        assert f"Oversized results (above tool budget): {stats['oversizedResultCount']}" in text
+    else:  # the agent's own measure, Qwen's estimator beside it
+        assert f"Tool results the model holds: {own['toolResultCount']}" in text
+        assert f"Sent to the model: {figure(own['sent'])} {own['unit']}" in text
+        assert f"Qwen Code's estimator, for comparing agents: {figure(stats['totalChars'])} chars" in text
     rows = re.findall(r"<tr>(.*?)</tr>", dom.split('id="by-tool', 1)[1].split("</table>", 1)[0])
     assert len(rows) == len(report["retention"]["perTool"]) + 1  # header + one row per tool
     for tool in report["retention"]["perTool"]:
-        assert f"{tool['tool']} {figure(tool['count'])} {figure(tool['chars'])}" in text
+        size = tool["sent"] if own is not None else tool["chars"]
+        assert f"{tool['tool']} {figure(tool['count'])} {figure(size)}" in text
     assert report["advice"][0]["message"].replace("`", "")[:60] in text
     assert "<script" not in dom
 

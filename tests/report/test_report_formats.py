@@ -25,11 +25,18 @@ def _figures(report: dict) -> list[str]:
     """Strings every human format must show for this report."""
     shown = [advice["message"].split(":")[0][:40] for advice in report["advice"]]
     retention = report.get("toolResultRetention")
-    if retention is not None:
+    own = report.get("agentMeasure")
+    if retention is not None and own is None:  # Qwen's own lines
         shown.append(f"Tool results in history: {retention['toolResultCount']}")
         shown.append(f"Total retained: {retention['totalChars']} chars")
+    elif retention is not None:  # another agent's own measure, Qwen's estimator beside it
+        shown.append(f"Tool results the model holds: {own['toolResultCount']}")
+        shown.append(f"Sent to the model: {figure(own['sent'])} {own['unit']} (≈{figure(own['sentTokens'])} tokens")
+        shown.append(f"Qwen Code's estimator, for comparing agents: {figure(retention['totalChars'])} chars")
     for tool in report["retention"].get("perTool", []):
         shown.append(figure(tool["chars"]))
+        if own is not None:
+            shown.append(figure(tool["sent"]))
     return shown
 
 

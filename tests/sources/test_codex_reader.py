@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from doctor.core.analysis import analyze_tool_result_retention
+from doctor.core.turns import TURN
 from doctor.sources import codex
 from doctor.sources.registry import open_session
 from doctor.sources.sniffing import Head
@@ -150,7 +151,8 @@ def test_compacted_without_replacement_history_keeps_the_summary(tmp_path):
     write_records(path, values + [compacted])
     session, analysis = analysed(path)
     assert analysis.stats.tool_result_count == 0
-    assert list(session.history()) == [{"role": "user", "parts": [{"text": "the summary"}]}]
+    # the summary goes on in the turn in progress (the recording's one typed prompt)
+    assert list(session.history()) == [{"role": "user", "parts": [{"text": "the summary"}], TURN: 1}]
 
 
 def test_torn_last_line_and_invalid_middle_line(tmp_path):

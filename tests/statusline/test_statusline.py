@@ -60,8 +60,11 @@ def _memory_figures(capsys, transcript: Path) -> tuple:
     assert code in (0, 3), err
     data = json.loads(out)
     assert data["retention"]["available"], data["retention"]
-    qwen, retention = data["toolResultRetention"], data["retention"]
+    qwen, retention, own = data["toolResultRetention"], data["retention"], data.get("agentMeasure")
     top = retention["perTool"][0] if retention["perTool"] else {"tool": None, "chars": None}
+    if own is not None:  # another agent's line shows its own measure: what the model received, its tokens
+        return (qwen["toolResultCount"], own["sent"], own["sentTokens"], qwen["oversizedResultCount"],
+                top["tool"], top.get("sent"))
     return (qwen["toolResultCount"], qwen["totalChars"], retention["totalTokens"], qwen["oversizedResultCount"],
             top["tool"], top["chars"])
 

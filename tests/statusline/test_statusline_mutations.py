@@ -83,9 +83,12 @@ def _memory_figures(agent: str, transcript: Path) -> tuple | None:
     data = json.loads(out)
     if not data["retention"]["available"]:
         return None
-    qwen, retention = data["toolResultRetention"], data["retention"]
+    qwen, retention, own = data["toolResultRetention"], data["retention"], data.get("agentMeasure")
     top = retention["perTool"][0] if retention["perTool"] else {"tool": None, "chars": None}
     shown = None if top["tool"] is None else inert_line(top["tool"]) or "(unnamed)"  # as the line shows a name
+    if own is not None:  # another agent's line shows its own measure: what the model received, its tokens
+        return (qwen["toolResultCount"], own["sent"], own["sentTokens"], qwen["oversizedResultCount"],
+                shown, top.get("sent"))
     return (qwen["toolResultCount"], qwen["totalChars"], retention["totalTokens"], qwen["oversizedResultCount"],
             shown, top["chars"])
 

@@ -41,7 +41,7 @@ def _roundtrip(state, path: Path):
 def _same(left, right, where: str = "state") -> None:
     assert type(left) is type(right), f"{where}: {type(left).__name__} != {type(right).__name__}"
     if isinstance(left, MeasuredText):
-        assert (str(left), left.js_length) == (str(right), right.js_length), where
+        assert _lengths(left) == _lengths(right), where
     elif isinstance(left, dict):
         assert list(left) == list(right), f"{where}: keys differ"
         for key in left:
@@ -122,6 +122,21 @@ def test_a_text_with_a_lone_surrogate_is_stored_and_restored(tmp_path):
     restored = _roundtrip(state, copy)
     _same(state, restored)
     assert any(text.startswith("\ud83d cut pair") for text in _strings(restored.reader.file.thread.contents))
+
+
+def _lengths(text: MeasuredText) -> tuple:
+    return str(text), text.js_length, text.utf8_length, text.json_length, text.json_token
+
+
+@pytest.mark.parametrize("text", [
+    MeasuredText("head \ud83d", 9_000),
+    MeasuredText("bytes", 9_000, utf8_length=12_345),  # Codex measures bytes
+    MeasuredText("json", 9_000, json_length=9_100, json_token=("/tmp/s\udcff.json", 10, 9_110)),  # Gemini, JSON
+])
+def test_a_measured_text_comes_back_with_every_length_it_carries(text):
+    """An agent's own measure adds lengths to a MeasuredText (UTF-8 bytes, JSON length or the JSON token's
+    place in the file); a state stored with one gives all of them back, a file name in any bytes included."""
+    assert _lengths(cache._value(cache.MEASURED, memoryview(cache._extension(text).data))) == _lengths(text)
 
 
 def _strings(value) -> list[str]:

@@ -239,16 +239,16 @@ async def test_tool_name_and_figures_are_separated_in_banner_and_detail_header()
     app = app_for("oversized-alarm")
     async with app.run_test(size=(100, 30)) as pilot:
         screen = await loaded(pilot)
-        assert "#0 run_shell_command · 90,200 chars, turn 2" in text_of(screen.query_one("#offender"))
+        assert "#0 run_shell_command · 90,200 chars, turn 1" in text_of(screen.query_one("#offender"))
         overview = "\n".join(svg_runs_text(app.export_screenshot()))
         assert "run_shell_command90,200" not in overview
         assert "run_shell_command·90,200chars" in overview.replace(" ", "")
         await pilot.press("b")
         await pilot.pause()
-        assert text_of(app.screen.query_one("#title")).startswith("Result #0 · run_shell_command · turn 2")
+        assert text_of(app.screen.query_one("#title")).startswith("Result #0 · run_shell_command · turn 1")
         detail = "\n".join(svg_runs_text(app.export_screenshot()))
         assert "run_shell_commandturn" not in detail
-        assert "Result#0·run_shell_command·turn2" in detail.replace(" ", "")
+        assert "Result#0·run_shell_command·turn1" in detail.replace(" ", "")
 
 
 @run_async

@@ -11,10 +11,11 @@ tests/recordings/codex/{big-outputs,raised-limit} keep exactly 10,000 and
 50,000 × 4 bytes, which tests/cli/test_agent_limit_recordings.py checks). `tool_output_token_limit` in
 `$CODEX_HOME/config.toml` (default `~/.codex`) replaces the limit, in tokens, or
 as tokens × 4 bytes for a bytes policy (`approx_bytes_for_tokens`). Codex
-estimates 4 bytes a token, and so does doctor here (on UTF-16 chars, which
-equal bytes for ASCII and undercount other text). The `exec_command` header
-lines (Chunk ID, wall time, exit code, original token count, truncation
-warning) sit outside the limit: doctor allows 1,000 chars for them.
+estimates 4 bytes a token, and so does doctor here, on the output's UTF-8 bytes
+(`AgentRules.unit`: every limit below is in bytes, and the oversized rule compares
+each output's bytes, Codex's own measure). The `exec_command` header lines (Chunk
+ID, wall time, exit code, original token count, truncation warning) sit outside
+the limit: doctor allows 1,000 bytes for them.
 """
 
 from __future__ import annotations
@@ -46,7 +47,7 @@ CATALOG_MODELS = frozenset({
 })
 RULE = ("A result is oversized when the model got more than the model's truncation policy lets through "
         "(10,000 tokens ≈ 40,000 bytes for catalog models, 10,000 bytes for others, or "
-        "tool_output_token_limit) plus 1,000 chars of exec header, and Codex did not truncate it.")
+        "tool_output_token_limit) plus 1,000 bytes of exec header, and Codex did not truncate it.")
 
 
 def read_config(path: Path) -> dict:
@@ -84,4 +85,4 @@ def load(model: str | None, env: Mapping[str, str], extra_files: tuple[Path, ...
     else:
         budget = AgentBudget(FALLBACK_BYTE_LIMIT, BYTES, FALLBACK_BYTE_LIMIT, "default", f"{DEFAULT}: {policy}")
     return AgentRules(AGENT, CLIENT, VERSION, (), ToolRule("every tool", budget), RULE, HEADER_ALLOWANCE,
-                      dict(overrides or {}), (), tuple(used), layer_names=LAYER_NAMES)
+                      dict(overrides or {}), (), tuple(used), layer_names=LAYER_NAMES, unit=BYTES)

@@ -22,8 +22,9 @@ TOKENS = "tokens"
 class AgentBudget(Struct, frozen=True):
     """One limit as the agent states it, and the chars doctor compares results with.
 
-    `value` is in `unit`; `chars` is the same limit in UTF-16 chars (tokens converted
-    with the agent's own estimate when it has one, else chars ÷ 4, as `conversion` says).
+    `value` is in `unit`; `chars` is the same limit in the size the agent measures results in
+    (`AgentRules.unit`: UTF-16 chars, or UTF-8 bytes for Codex; tokens converted with the agent's
+    own estimate when it has one, else chars ÷ 4, as `conversion` says).
     `source` is "default" (built into the client version), "env", "settings" or "override";
     `detail` names the env var, file and key, or the client version.
     """
@@ -79,6 +80,7 @@ class AgentRules(Struct, frozen=True):
     files: tuple[str, ...] = ()
     exempt_prefixes: tuple[str, ...] = ()  # results the agent already bounded (its stubs, notices)
     layer_names: Mapping[str, str] = field(default_factory=dict)  # doctor's layer -> the agent's own term
+    unit: str = CHARS  # what every budget's `chars` counts: the agent's measure (`doctor.core.agent_measure`)
 
     def layer_term(self, layer: str) -> str:
         """What this agent calls the layer that bounded a result (doctor's generic name if it has none)."""
@@ -98,7 +100,7 @@ class AgentRules(Struct, frozen=True):
     def agent_budget(self, name: str) -> AgentBudget:
         override = self.overrides.get(name)
         if override is not None:
-            return AgentBudget(override, CHARS, override, "override", f"--tool-budget {name}")
+            return AgentBudget(override, self.unit, override, "override", f"--tool-budget {name}")
         return self.rule_for(name).budget
 
     def result_budget(self, name: str) -> Budget:
@@ -123,6 +125,7 @@ class AgentRules(Struct, frozen=True):
             "overrides": {name: (None if not math.isfinite(v) else v) for name, v in self.overrides.items()},
             "files": list(self.files),
             "layers": dict(self.layer_names),
+            "unit": self.unit,
         }
 
 

@@ -73,6 +73,7 @@ def session_from_file(file: ClaudeFile, *, details: bool = True) -> LoadedSessio
         spill_roots=spill_roots(path),
         started=file.started,
         meta=_meta(file) if details else {"client_version": file.version, "cwd": file.cwd},
+        turns_marked=True,
     )
     _add_thread_side_channels(file, session)
     return session

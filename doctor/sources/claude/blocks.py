@@ -12,6 +12,8 @@ what the model holds, the full output sits in the spill file.
 
 from __future__ import annotations
 
+from doctor.core.agent_measure import TEXT_BLOCKS
+from doctor.core.jsvalues import js_len
 from doctor.sources.claude_codex_common import CallNames, inline_data_part
 from doctor.sources.dumps.dialects import function_response_part
 
@@ -44,10 +46,17 @@ def tool_result_text(block: dict) -> tuple[str, list]:
 
 
 def tool_result_part(block: dict, names: CallNames, line: int | None) -> dict:
-    """One `tool_result` block as a functionResponse part (its name joined from the call)."""
+    """One `tool_result` block as a functionResponse part (its name joined from the call). With
+    several text blocks, their lengths go with it: Claude's own token estimate rounds each one."""
     text, nested = tool_result_text(block)
     part = function_response_part(block.get("tool_use_id"), "", text,
                                   is_error=block.get("is_error") is True, nested=nested)
+    content = block.get("content")
+    if isinstance(content, list):
+        blocks = [js_len(item["text"]) for item in content if isinstance(item, dict) and item.get("type") == "text"
+                  and isinstance(item.get("text"), str)]
+        if len(blocks) > 1:
+            part["functionResponse"][TEXT_BLOCKS] = blocks
     names.attach(part["functionResponse"], line)
     return part
 

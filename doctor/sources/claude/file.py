@@ -129,7 +129,10 @@ def _take_message(file: ClaudeFile, record: ClaudeRecord, number: int, result_li
     parts, has_results = user_parts(message.get("content"), file.names, number)
     if has_results and file.outputs is not None and record.line is not None:
         _keep_measured(file.outputs, parts, record.line)
-    thread.add_user(parts, has_results)
+    typed = not has_results and thread is file.thread and thread.prompts.typed(
+        message.get("content"), meta=record.is_meta is True, summary=record.is_compact_summary is True,
+        sidechain=record.is_sidechain is True)
+    thread.add_user(parts, has_results, typed)
     if record.tool_use_result_chars is not None:
         file.side(TOOL_USE_RESULT).add(record.tool_use_result_chars)
     for part in parts if has_results else ():

@@ -62,6 +62,8 @@ class ClaudeRecord:
     copy_chars: int = 0  # progress records: text_chars of data; attachment records: of attachment
     subtype: object = None
     compacted_ids: object = None  # microcompact boundaries: microcompactMetadata.compactedToolIds
+    is_meta: object = None  # user records: isMeta (a reminder or expanded command, not typed)
+    is_compact_summary: object = None  # user records: isCompactSummary
     line: tuple[int, int] | None = None  # the line's byte span, when it holds this record alone
 
 
@@ -73,8 +75,10 @@ def record_from_dict(record: dict) -> ClaudeRecord:
         record.get("cwd"), record.get("agentId"), record.get("isSidechain"), subtype=record.get("subtype"))
     if kind == "user" or kind == "assistant":
         line.message = record.get("message")
-        if kind == "user" and "toolUseResult" in record:
-            line.tool_use_result_chars = text_chars(record["toolUseResult"])
+        if kind == "user":
+            line.is_meta, line.is_compact_summary = record.get("isMeta"), record.get("isCompactSummary")
+            if "toolUseResult" in record:
+                line.tool_use_result_chars = text_chars(record["toolUseResult"])
     elif kind == "progress":
         line.copy_chars = text_chars(record.get("data"))
     elif kind == "attachment":
@@ -97,6 +101,8 @@ class _Line(msgspec.Struct):
     cwd: str | None = None
     agentId: str | None = None
     isSidechain: bool | None = None
+    isMeta: bool | None = None
+    isCompactSummary: bool | None = None
     subtype: str | None = None
     message: msgspec.Raw = _ABSENT
     toolUseResult: msgspec.Raw = _ABSENT
@@ -144,8 +150,10 @@ def decoded_record(decoded: _Line, buffer, text, spans: tuple, begin: int) -> Cl
         if kind == "user" or kind == "assistant":
             if decoded.message:
                 record.message = orjson.loads(_in_line(decoded.message, buffer, text, spans, begin))
-            if kind == "user" and decoded.toolUseResult:
-                record.tool_use_result_chars = raw_text_chars(decoded.toolUseResult, text, spans)
+            if kind == "user":
+                record.is_meta, record.is_compact_summary = decoded.isMeta, decoded.isCompactSummary
+                if decoded.toolUseResult:
+                    record.tool_use_result_chars = raw_text_chars(decoded.toolUseResult, text, spans)
         elif kind == "progress":
             record.copy_chars = raw_text_chars(decoded.data, text, spans)
         elif kind == "attachment":

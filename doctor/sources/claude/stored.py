@@ -100,7 +100,8 @@ def _stored_thread(thread: ClaudeThread, place) -> StoredThread:
         contents, {call_id: place(fr) for call_id, fr in thread.results_by_id.items()},
         *(StoredTally(t.count, t.raw_chars, t.largest_raw, t.calls)
           for t in (thread.seen, thread.active, thread.compacted, thread.microcompacted)),
-        thread.boundaries, _position(contents, thread._model), thread._model_id, _position(contents, thread._results))
+        thread.boundaries, _position(contents, thread._model), thread._model_id, _position(contents, thread._results),
+        thread.prompts.count, thread.prompts._after_caveat, thread._resumed)
 
 
 def _restored_thread(saved: StoredThread) -> ClaudeThread:
@@ -113,6 +114,7 @@ def _restored_thread(saved: StoredThread) -> ClaudeThread:
         Tally(t.count, t.raw_chars, t.largest_raw, t.calls)
         for t in (saved.seen, saved.active, saved.compacted, saved.microcompacted))
     thread.boundaries, thread._model_id = saved.boundaries, saved.model_id
+    thread.prompts.count, thread.prompts._after_caveat, thread._resumed = saved.prompts, saved.after_caveat, saved.resumed
     try:
         thread._model = None if saved.model is None else contents[saved.model]
         thread._results = None if saved.results is None else contents[saved.results]

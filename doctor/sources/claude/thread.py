@@ -17,6 +17,8 @@ from __future__ import annotations
 
 from doctor.core.sentinels import MICROCOMPACT_CLEARED
 from doctor.core.jsvalues import js_len
+from doctor.core.turns import mark
+from doctor.sources.claude.prompts import PromptCounter
 from doctor.sources.claude_codex_common import Tally, result_text
 
 
@@ -31,6 +33,8 @@ class ClaudeThread:
         self.compacted = Tally()  # results before it
         self.microcompacted = Tally()  # originals of results cleared by microcompaction
         self.boundaries = 0
+        self.prompts = PromptCounter()  # the person's prompts so far, across compactions (turns)
+        self._resumed = False  # a compact boundary just passed: the next Content carries the turn in progress
         self._model: dict | None = None
         self._model_id: object = None
         self._results: dict | None = None
@@ -42,18 +46,27 @@ class ClaudeThread:
         self._model = {"role": "model", "parts": parts}
         self._model_id = message_id
         self._results = None
-        self.contents.append(self._model)
+        self._append(self._model)
 
-    def add_user(self, parts: list, has_results: bool) -> None:
+    def add_user(self, parts: list, has_results: bool, typed: bool = False) -> None:
+        """A `user` record's parts; `typed`: it is the person's next prompt (`PromptCounter` counted it)."""
         self._track_results(parts)
         if has_results and self._results is not None:
             self._results["parts"].extend(parts)
             return
         content = {"role": "user", "parts": parts}
-        self.contents.append(content)
+        self._append(content)
+        if typed:
+            mark(content, self.prompts.count)
         self._results = content if has_results else None
         if not has_results:
             self._model = self._model_id = None
+
+    def _append(self, content: dict) -> None:
+        if self._resumed and self.prompts.count:
+            mark(content, self.prompts.count)
+        self._resumed = False
+        self.contents.append(content)
 
     def _track_results(self, parts: list) -> None:
         for part in parts:
@@ -70,6 +83,7 @@ class ClaudeThread:
         self.compacted.absorb(self.active)
         self.active = Tally()
         self.boundaries += 1
+        self._resumed = True
         self.contents = []
         self.results_by_id = {}
         self._model = self._model_id = self._results = None

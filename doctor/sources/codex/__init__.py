@@ -66,6 +66,8 @@ def read(path: Path) -> LoadedSession:
         project_dir=Path(session_meta["cwd"]) if isinstance(session_meta.get("cwd"), str) else None,
         started=session_meta.get("timestamp"),
         meta=_meta(rollout, contents),
+        # A rollout with no prompt events (the legacy layout) is counted as an unmarked history.
+        turns_marked=rollout.prompts > 0,
     )
     if rollout.compacted.count:
         session.side_channel[COMPACTED] = SideChannelCopy(COMPACTED, rollout.compacted.count, rollout.compacted.raw_chars)
@@ -82,6 +84,7 @@ def _meta(rollout: Rollout, contents: list) -> dict:
         "compaction": {"compactions": rollout.compactions, **rollout.compacted.figures(rollout.names)},
         "truncated_in_place": _truncated_in_place(contents, rollout.outputs.marked if rollout.outputs else _marked),
         "encrypted_reasoning": {"count": rollout.reasoning.count, "chars": rollout.reasoning.chars},
+        "context_window": rollout.meta.get("context_window"),  # model_context_window of the last token_count
     }
 
 

@@ -19,6 +19,7 @@ from pathlib import Path
 import msgspec
 
 from doctor.core import rawjson
+from doctor.core.context_window import window_tokens
 from doctor.sources.base import SourceIssue
 from doctor.sources.claude_codex_common import raw_text_chars, text_chars
 from doctor.sources.dumps.dialects import RESPONSES_ITEM_TYPES
@@ -27,6 +28,13 @@ from doctor.sources.jsonl import iter_mapped_lines, line_values, over_cap_issue
 COMMAND_OUTPUT_EVENT = "command output event"
 PATCH_OUTPUT_EVENT = "patch output event"
 MCP_RESULT_EVENT = "mcp result event"
+# Not a copy: the event Codex writes for a prompt the person typed, right after its message item
+# (`user_message`; 0.171 also an `item_completed` UserMessage, its own list of typed prompts, which
+# leaves out the developer and environment messages). `read_rollout` counts the turns by it.
+TYPED_PROMPT = "typed prompt"
+# Not a copy either: a `token_count` event's `info.model_context_window`, the window Codex states for
+# the model in use (`read_rollout` keeps the last).
+CONTEXT_WINDOW = "context window"
 COMMAND_OUTPUT_FIELDS = ("aggregated_output", "stdout", "stderr", "formatted_output")
 
 
@@ -44,14 +52,23 @@ def envelope(record: dict) -> tuple[str | None, object]:
 
 
 def event_copy(event: dict) -> tuple[str, int] | None:
-    """The exact path: (side channel, chars) of the output an event copies, or None."""
+    """The exact path: (side channel, chars) of the output an event copies, (TYPED_PROMPT, 0) for
+    a typed prompt's event, or None."""
     kind = event.get("type")
     if kind == "exec_command_end":
         return COMMAND_OUTPUT_EVENT, _text_fields(event, COMMAND_OUTPUT_FIELDS)
+    if kind == "user_message":
+        return TYPED_PROMPT, 0
+    if kind == "token_count":
+        info = event.get("info")
+        window = window_tokens(info.get("model_context_window")) if isinstance(info, dict) else None
+        return (CONTEXT_WINDOW, window) if window is not None else None
     if kind == "item_completed":
         item = event.get("item")
         if isinstance(item, dict) and item.get("type") == "CommandExecution":
             return COMMAND_OUTPUT_EVENT, _text_fields(item, COMMAND_OUTPUT_FIELDS)
+        if isinstance(item, dict) and item.get("type") == "UserMessage":
+            return TYPED_PROMPT, 0
     elif kind == "patch_apply_end":
         return PATCH_OUTPUT_EVENT, _text_fields(event, ("stdout", "stderr"))
     elif kind == "mcp_tool_call_end":
@@ -71,9 +88,14 @@ class _Item(msgspec.Struct):
     formatted_output: msgspec.Raw = msgspec.Raw()
 
 
+class _Info(msgspec.Struct):
+    model_context_window: object = None
+
+
 class _Event(_Item):
     item: _Item | None = None
     result: msgspec.Raw = msgspec.Raw()
+    info: _Info | None = None
 
 
 class _EventLine(msgspec.Struct):
@@ -116,10 +138,17 @@ def _fast_copy(event: _Event, text, spans: tuple) -> tuple[str, int] | None:
     kind = event.type
     if kind == "exec_command_end":
         return COMMAND_OUTPUT_EVENT, _fast_text_fields(event, COMMAND_OUTPUT_FIELDS, text, spans)
+    if kind == "user_message":
+        return TYPED_PROMPT, 0
+    if kind == "token_count":
+        window = window_tokens(event.info.model_context_window) if event.info is not None else None
+        return (CONTEXT_WINDOW, window) if window is not None else None
     if kind == "item_completed":
         item = event.item
         if item is not None and item.type == "CommandExecution":
             return COMMAND_OUTPUT_EVENT, _fast_text_fields(item, COMMAND_OUTPUT_FIELDS, text, spans)
+        if item is not None and item.type == "UserMessage":
+            return TYPED_PROMPT, 0
     elif kind == "patch_apply_end":
         return PATCH_OUTPUT_EVENT, _fast_text_fields(event, ("stdout", "stderr"), text, spans)
     elif kind == "mcp_tool_call_end":

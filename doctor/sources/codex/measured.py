@@ -25,7 +25,7 @@ class Outputs(MeasuredOutputs):
     """A rollout's long outputs kept measured; each notes whether its text holds a truncation marker."""
 
     def __init__(self, path: Path, marked: Callable[[str], bool]):
-        super().__init__(path, _output_in_record)
+        super().__init__(path, _output_in_record, utf8=True)  # Codex's measure counts bytes
         self._marked = marked
 
     def measure(self, item: dict, line: tuple[int, int] | None) -> None:

@@ -8,7 +8,10 @@ Model context: the `response_item` payloads since the last `compacted` record
 by the OpenAI Responses dialect the message-dump reader uses. Reasoning items
 are kept out: their `encrypted_content` is opaque, not tool output. `event_msg`
 copies of command output (`exec_command_end`, `item_completed` CommandExecution,
-`patch_apply_end`, `mcp_tool_call_end`) are side-channel copies.
+`patch_apply_end`, `mcp_tool_call_end`) are side-channel copies. The event Codex writes
+after a typed prompt's message (`user_message`, `item_completed` UserMessage) marks that
+message as the start of a turn (`doctor.core.turns`); developer and environment messages
+get none.
 """
 
 from __future__ import annotations
@@ -17,9 +20,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from doctor.core.turns import TURN, mark
 from doctor.sources.base import SideChannelCopy, SourceIssue
 from doctor.sources.claude_codex_common import CallNames, Tally, side_copy, text_chars
-from doctor.sources.codex.lines import iter_envelopes
+from doctor.sources.codex.lines import CONTEXT_WINDOW, TYPED_PROMPT, iter_envelopes
 from doctor.sources.codex.measured import Outputs
 from doctor.sources.dumps.dialects import openai_responses
 
@@ -43,6 +47,8 @@ class Rollout:
     meta: dict = field(default_factory=dict)
     legacy: bool = False
     outputs: Outputs | None = None  # the long outputs kept measured, when the file can be read again
+    prompts: int = 0  # typed prompts so far (turns), across compactions
+    last_user_message: dict | None = None  # the newest user message item, which a prompt event marks
 
     def side(self, kind: str) -> SideChannelCopy:
         return side_copy(self.side_channel, kind)
@@ -60,7 +66,11 @@ def read_rollout(path: Path, marked: Callable[[str], bool]) -> Rollout:
         elif kind == "compacted":
             _compact(rollout, payload)
         elif kind == "event_msg":
-            if payload is not None:  # (side channel, chars) of the output the event copies
+            if payload is not None and payload[0] == TYPED_PROMPT:
+                _typed_prompt(rollout)
+            elif payload is not None and payload[0] == CONTEXT_WINDOW:
+                rollout.meta["context_window"] = payload[1]  # the last one: the model in use
+            elif payload is not None:  # (side channel, chars) of the output the event copies
                 rollout.side(payload[0]).add(payload[1])
         elif kind == "turn_context" and isinstance(payload.get("model"), str):
             rollout.meta["model"] = payload["model"]  # the last turn's model: its truncation policy applies
@@ -72,6 +82,7 @@ def read_rollout(path: Path, marked: Callable[[str], bool]) -> Rollout:
 
 
 def _take_item(rollout: Rollout, item: dict, number: int) -> None:
+    item.pop(TURN, None)  # only this reader marks turns
     kind = item.get("type", "message")
     if not isinstance(kind, str):  # a hostile file may give any type: an item of no known kind
         rollout.items.append(item)
@@ -79,6 +90,8 @@ def _take_item(rollout: Rollout, item: dict, number: int) -> None:
     if kind == "reasoning":
         rollout.reasoning.add(text_chars(item.get("encrypted_content") or ""))
         return
+    if kind == "message" and item.get("role") == "user":
+        rollout.last_user_message = item
     if kind in CALL_TYPES:
         rollout.names.remember(item.get("call_id"), item.get("name") or ("local_shell" if kind == "local_shell_call" else None))
     elif kind.endswith("_output"):
@@ -87,6 +100,15 @@ def _take_item(rollout: Rollout, item: dict, number: int) -> None:
                 rollout.names.attach(part["functionResponse"], number)
                 rollout.seen.add(part["functionResponse"])
     rollout.items.append(item)
+
+
+def _typed_prompt(rollout: Rollout) -> None:
+    """A prompt event: the user message just written is the person's next prompt (a second event
+    for the same message, as 0.171 writes two, counts once)."""
+    item = rollout.last_user_message
+    if item is not None and TURN not in item:
+        rollout.prompts += 1
+        mark(item, rollout.prompts)
 
 
 def _compact(rollout: Rollout, payload: dict) -> None:
@@ -98,7 +120,11 @@ def _compact(rollout: Rollout, payload: dict) -> None:
     rollout.compactions += 1
     replacement = payload.get("replacement_history")
     if isinstance(replacement, list):
-        rollout.items = [item for item in replacement if isinstance(item, dict) and item.get("type") != "reasoning"]
+        rollout.items = [{key: value for key, value in item.items() if key != TURN} for item in replacement
+                         if isinstance(item, dict) and item.get("type") != "reasoning"]  # only this reader marks turns
     else:
         summary = payload.get("message") if isinstance(payload.get("message"), str) else ""
         rollout.items = [{"type": "message", "role": "user", "content": [{"type": "input_text", "text": summary}]}]
+    rollout.last_user_message = None
+    if rollout.items and rollout.prompts:  # what follows belongs to the turn in progress
+        rollout.items[0] = mark(dict(rollout.items[0]), rollout.prompts)

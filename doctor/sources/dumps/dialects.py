@@ -13,6 +13,8 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Iterator
 
+from doctor.core.turns import TURN
+
 OPENAI = "openai"
 OPENAI_RESPONSES = "openai-responses"
 ANTHROPIC = "anthropic"
@@ -63,10 +65,11 @@ class _Rounds:
     def add_result(self, part: dict) -> None:
         self.pending.append(part)
 
-    def content(self, role: str, parts: list) -> Iterator[dict]:
+    def content(self, role: str, parts: list, turn: object = None) -> Iterator[dict]:
+        """A Content of `role`; `turn`: the reader's mark on the item it comes from (`doctor.core.turns`)."""
         yield from self.flush()
         if parts:
-            yield {"role": role, "parts": parts}
+            yield {"role": role, "parts": parts} if turn is None else {"role": role, "parts": parts, TURN: turn}
 
     def flush(self) -> Iterator[dict]:
         if self.pending:
@@ -173,14 +176,14 @@ def openai_responses(items: list) -> Iterator[dict]:
             continue
         kind = item.get("type", "message")
         if kind in ("function_call", "custom_tool_call", "local_shell_call"):
-            yield from rounds.content("model", [{"functionCall": _responses_call(item)}])
+            yield from rounds.content("model", [{"functionCall": _responses_call(item)}], item.get(TURN))
         elif isinstance(kind, str) and kind.endswith("_output"):
             text, images = _responses_output(item.get("output"))
             rounds.add_result(function_response_part(item.get("call_id"), names.get(_id_key(item.get("call_id"))), text,
                                                   nested=images))
         elif kind == "message":
             role = "model" if item.get("role") == "assistant" else "user"
-            yield from rounds.content(role, _openai_parts(item.get("content")))
+            yield from rounds.content(role, _openai_parts(item.get("content")), item.get(TURN))
     yield from rounds.flush()
 
 

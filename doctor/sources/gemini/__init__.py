@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from doctor.core.jsvalues import MeasuredText, js_len, js_stringify_len
+from doctor.core.turns import mark
 from doctor.core.ui_history import is_shell_result_display
 from doctor.sources.base import (
     LoadedSession,
@@ -46,6 +47,10 @@ UI_DISPLAY = "ui-display"
 TOOL_CALL_RESULT_COPY = "toolCalls-result"
 
 _NOT_SENT_TYPES = frozenset({"info", "error", "warning"})
+# The CLI's `isIgnoredUserContent`: user text it wrote itself (the session context, hook context) and
+# a slash command or `?` help line are not prompts; a resumed chat leaves such messages out.
+_CLI_WRITTEN = ("<session_context>", "<hook_context>")
+_NOT_PROMPTS = ("/", "?")
 
 
 # What the CLI's ChatRecordingService writes first, in every session file it creates (0.61.0: the
@@ -143,6 +148,7 @@ def read(path: Path) -> LoadedSession:
         measured_ui_history=survey.ui_groups,
         issues=issues,
         started=state.metadata.get("startTime"),
+        turns_marked=True,
         meta={
             "projectHash": state.metadata.get("projectHash"),
             "kind": state.metadata.get("kind"),
@@ -217,13 +223,35 @@ def _result_parts(call: dict) -> list:
 
 def model_history(messages: Iterable[dict], sent_separately: set[str]) -> Iterator[dict]:
     """Neutral Contents for the final messages, as the CLI sends them to the model
-    (`sent_separately`: their `_response_ids`)."""
+    (`sent_separately`: their `_response_ids`); a typed prompt's Content is marked with its turn."""
+    prompts = 0
     for message in messages:
         kind = message.get("type")
         if kind == "user":
-            yield {"role": "user", "parts": _parts(message.get("content"))}
+            content = {"role": "user", "parts": _parts(message.get("content"))}
+            if typed_prompt(content["parts"]):
+                prompts += 1
+                mark(content, prompts)
+            yield content
         elif kind == "gemini":
             yield from _gemini_turn(message, sent_separately)
+
+
+def typed_prompt(parts: list) -> bool:
+    """A user message holds a prompt the person typed: the CLI's `isIgnoredUserContent`, applied to its
+    text parts one by one (after output masking rewrote the history, the session context and the first
+    prompt share one message), and no tool response in it."""
+    texts = []
+    for part in parts:
+        if not isinstance(part, dict):
+            continue
+        if part.get("functionResponse") is not None:
+            return False
+        text = part.get("text")
+        if isinstance(text, str) and not text.strip().startswith(_CLI_WRITTEN):
+            texts.append(text)
+    typed = "".join(texts).strip()
+    return bool(typed) and not typed.startswith(_NOT_PROMPTS)
 
 
 def _gemini_turn(message: dict, sent_separately: set[str]) -> Iterator[dict]:

@@ -31,6 +31,7 @@ from doctor.sources.gemini.spans import MessageSpan, iter_messages, load
 _HEAD_BYTES = 512
 
 
+
 class _Response(msgspec.Struct):
     output: msgspec.Raw = msgspec.Raw()
     error: msgspec.Raw = msgspec.Raw()
@@ -73,12 +74,12 @@ def measured(path: Path, fd: int, span: MessageSpan) -> dict:
         return load(path, fd, span)
     places = _output_places(span)
     texts = {}
-    for at, address in places.items():
-        start, end, units = address[1:]
-        head = token_head(os.pread(fd, min(_HEAD_BYTES, end - start - 1), start))
-        if head is not None and not head.startswith(SENTINEL_PREFIXES):
-            texts[at] = MeasuredText(head, units)
     try:
+        for at, (path_in_message, start, end, units) in places.items():
+            head = token_head(os.pread(fd, min(_HEAD_BYTES, end - start - 1), start))
+            if head is not None and not head.startswith(SENTINEL_PREFIXES):
+                output = path_in_message[-1] in ("output", "error")  # a response's, not a display
+                texts[at] = MeasuredText(head, units, json_token=(str(path), start, end) if output else None)
         message = orjson.loads(_restored(fd, span, texts))
         for at, text in texts.items():
             *keys, last = places[at][0]

@@ -74,6 +74,7 @@ def session_from_index(index: TranscriptIndex, walked: tuple | None = None) -> L
         started=first.get("timestamp") if isinstance(first.get("timestamp"), str) else None,
         meta={"chainRecords": len(chain), "historyGap": gap is not None,
               "client_version": first.get("version") if isinstance(first.get("version"), str) else None},
+        turns_marked=True,
     )
     session.side_channel[index.ui_display.kind] = replace(index.ui_display)  # the index keeps counting
     return session

@@ -16,6 +16,12 @@ Three steps, each a generator so that a gigabyte recording never sits in memory:
    and the user run that answers it.
 
 `ResumableHistory` runs the same steps on a chain that grows, for `doctor statusline`.
+
+Turns (`doctor.core.turns`): each plain `user` record the history takes is the person's next
+prompt and its Content is marked with its number; a local slash command's echo, which Qwen pops,
+is uncounted again; prompts before the last compression are counted from the index
+(`prompts_before`), so numbering goes on across it. A `mid_turn_user_message` joins the turn in
+progress, as Qwen merges it into the user entry before it. The startup context stand-in is no prompt.
 """
 
 from __future__ import annotations
@@ -25,7 +31,8 @@ from collections import Counter, deque
 from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING
 
-from doctor.sources.qwen.transcript import COMPRESSION, SYSTEM_ACTIVE, SYSTEM_QUIET, ChainRecords
+from doctor.core.turns import TURN, mark
+from doctor.sources.qwen.transcript import COMPRESSION, MATERIAL, SYSTEM_ACTIVE, SYSTEM_QUIET, USER_TYPE, ChainRecords
 
 ORPHAN_TOOL_USE_REPAIR_REASON = (
     "Tool execution result was not recorded \u2014 likely interrupted by network failure, abort, "
@@ -168,11 +175,63 @@ def _is_plain_prompt(record: dict | None, raw_command: object) -> bool:
     )
 
 
-class _Accumulator:
-    """`SessionApiHistoryAccumulator.add`, with only the last two entries held back."""
+def _is_typed_prompt(record: dict, message: dict) -> bool:
+    """A plain `user` record (no subtype) holding the person's text."""
+    if record.get("type") != "user" or record.get("subtype") is not None or message.get("role") != "user":
+        return False
+    parts = message.get("parts")
+    return isinstance(parts, list) and any(type(part) is dict and isinstance(part.get("text"), str) for part in parts) \
+        and not any(_function_response(part) is not None for part in parts)
 
-    def __init__(self, report: Report, track_counts: bool = True):
+
+def _pops_echo(record: dict, previous: dict | None) -> bool:
+    """A local slash command's result, whose echoed prompt `previous` Qwen drops from the history."""
+    payload = record.get("systemPayload")
+    payload = payload if type(payload) is dict else {}
+    items = payload.get("outputHistoryItems")
+    return (record.get("subtype") == "slash_command"
+            and payload.get("phase") == "result"
+            and payload.get("sentToModel") is not True
+            and isinstance(items, list)
+            and bool(items)
+            and all(type(i) is dict and i.get("type") == "assistant" for i in items)
+            and _is_plain_prompt(previous, payload.get("rawCommand")))
+
+
+def prompts_before(records: ChainRecords, stop: int) -> int:
+    """The typed prompts on the chain before position `stop` (the last compression, where the
+    history starts): plain `user` records, less the echoes of local slash commands. Read from the
+    index; only a slash command right after a plain prompt, and that prompt, are decoded."""
+    index = records.index
+    kinds, types, subtypes, chain = index._kind, index._type, index._subtypes, records.chain
+    count = 0
+    prompt_at = None  # position of the last material record when it is a plain prompt
+    candidates: list[int] = []
+    for position in range(stop):
+        ident = chain[position]
+        kind = kinds[ident]
+        if kind == MATERIAL:
+            plain = types[ident] == USER_TYPE and ident not in subtypes
+            count += plain
+            prompt_at = position if plain else None
+        elif kind == SYSTEM_ACTIVE and prompt_at is not None:
+            candidates += (prompt_at, position)
+            prompt_at = None
+        elif kind == COMPRESSION:
+            prompt_at = None
+    if candidates:
+        decoded = [record for _, record in records.iter_history_records(0, SYSTEM_QUIET, positions=candidates)]
+        count -= sum(_pops_echo(command, prompt) for prompt, command in zip(decoded[::2], decoded[1::2]))
+    return count
+
+
+class _Accumulator:
+    """`SessionApiHistoryAccumulator.add`, with only the last two entries held back; it numbers the
+    typed prompts it takes (`prompts`: how many so far, those before it given at the start)."""
+
+    def __init__(self, report: Report, track_counts: bool = True, prompts: int = 0):
         self.report = report
+        self.prompts = prompts
         self.track_counts = track_counts  # only a goal_turn_end after a record reads the counts
         self.pending: deque[dict] = deque()
         self.completed: set[str] = set()
@@ -195,11 +254,15 @@ class _Accumulator:
             return
         for content in compressed:
             copied = copy_content(content) if type(content) is dict else content
+            if type(copied) is dict:
+                copied.pop(TURN, None)  # only this reader marks turns
             self.pending.append(copied)
             self.counts.add(_parts_of(copied))
         ids = payload.get("completedToolCallIds")
         self.completed = {i for i in ids if self.counts.unique(i)} if isinstance(ids, list) else set()
         self.last_material = None
+        if self.pending and type(self.pending[0]) is dict and self.prompts:
+            mark(self.pending[0], self.prompts)  # the compressed history goes on in the turn in progress
 
     def add(self, record: dict) -> None:
         if self.frozen:
@@ -215,7 +278,10 @@ class _Accumulator:
         if self.completed:
             self.completed.difference_update(_call_ids(parts))
             self.completed.difference_update(_response_ids(parts))
-        copied = _copy_fresh_content(message)
+        copied = _copy_fresh_content(message)  # a message is only {role, parts}: no mark of its own
+        if _is_typed_prompt(record, message):
+            self.prompts += 1
+            mark(copied, self.prompts)
         if record.get("subtype") == "mid_turn_user_message" and self._merge(copied):
             pass
         else:
@@ -241,17 +307,9 @@ class _Accumulator:
         payload = payload if type(payload) is dict else {}
         previous = self.last_material
         if subtype == "slash_command":
-            items = payload.get("outputHistoryItems")
-            if (
-                payload.get("phase") == "result"
-                and payload.get("sentToModel") is not True
-                and isinstance(items, list)
-                and items
-                and all(type(i) is dict and i.get("type") == "assistant" for i in items)
-                and _is_plain_prompt(previous, payload.get("rawCommand"))
-                and self.pending
-            ):
+            if _pops_echo(record, previous) and self.pending:
                 self.pending.pop()
+                self.prompts -= 1  # the echo was counted as a prompt; the model never got it
             if previous is not None and previous.get("type") == "user":
                 self.last_material = None
         elif subtype == "goal_turn_end":
@@ -304,7 +362,7 @@ def api_history(records: ChainRecords, report: Report, *, measured: bool = False
             active = False
         elif kind == SYSTEM_ACTIVE:
             active = True
-    accumulator = _Accumulator(report, track_counts=active)
+    accumulator = _Accumulator(report, track_counts=active, prompts=prompts_before(records, start) if start else 0)
     pending = accumulator.pending
     for ident, record in records.iter_history_records(start, SYSTEM_QUIET, measured=measured):
         if kinds[ident] == COMPRESSION:
@@ -463,7 +521,8 @@ class ResumableHistory:
     def _restart(self) -> None:
         self.restarts += 1
         self.issues.clear()
-        self.accumulator = _Accumulator(self.issues.append)  # not a method of self: no reference cycle
+        prompts = self.accumulator.prompts if self.restarts else 0  # turns go on across a compression
+        self.accumulator = _Accumulator(self.issues.append, prompts=prompts)  # not a method of self: no reference cycle
         self.repair = OrphanRepair()
         self.done: list[dict] = []
         self.repair.push(copy_content(STARTUP_CONTEXT_STAND_IN), self.done)
@@ -476,13 +535,13 @@ class ResumableHistory:
             self.issues, self.restarts, list(accumulator.pending), list(accumulator.completed),
             list(accumulator.counts.calls.items()), list(accumulator.counts.results.items()),
             accumulator.last_material, accumulator.frozen, accumulator.track_counts,
-            repair.reason, repair.window, repair.answering, self.done)
+            repair.reason, repair.window, repair.answering, self.done, accumulator.prompts)
 
     @classmethod
     def from_stored(cls, stored: StoredHistory) -> ResumableHistory:
         history = cls.__new__(cls)
         history.issues, history.restarts, history.done = stored.issues, stored.restarts, stored.done
-        accumulator = history.accumulator = _Accumulator(history.issues.append, stored.track_counts)
+        accumulator = history.accumulator = _Accumulator(history.issues.append, stored.track_counts, stored.prompts)
         accumulator.pending.extend(stored.pending)
         accumulator.completed = set(stored.completed)
         accumulator.counts.calls.update(dict(stored.calls))

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 from array import array
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
@@ -66,6 +66,8 @@ SHORTEN_FROM = 256
 _HEAD_BYTES = 512
 _OUTPUT_KEY = b'"output":'
 _TYPE_CODES = {name: code for code, name in enumerate(_TYPE_NAMES)}
+USER_TYPE = _TYPE_CODES["user"]
+_SYSTEM_TYPE = _TYPE_CODES["system"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -322,6 +324,10 @@ class TranscriptIndex:
             self._position[ident] = position
         self._kind[ident] = _kind_of(value)
         self._ui_kind[ident] = value.get("type") != "system" or value.get("subtype") in _UI_SYSTEM_SUBTYPES
+        kind = value.get("type")
+        self._type[ident] = _TYPE_CODES.get(kind, _SYSTEM_TYPE) if isinstance(kind, str) else _SYSTEM_TYPE
+        if value.get("subtype") is not None and self._kind[ident] == MATERIAL:
+            self._subtypes[ident] = value["subtype"]  # read only where a record's type and subtype are counted
 
     def _count_display(self, value: dict) -> None:
         result = value.get("toolCallResult")
@@ -612,8 +618,9 @@ class ChainRecords:
             return None
         return {"type": "tool_result", "toolCallResult": result}
 
-    def iter_history_records(self, start: int, skip_kind: int, *, measured: bool = False) -> Iterator[tuple[int, dict]]:
-        """(id, record) for chain positions from `start` whose kind is not `skip_kind`.
+    def iter_history_records(self, start: int, skip_kind: int, *, measured: bool = False,
+                             positions: Iterable[int] | None = None) -> Iterator[tuple[int, dict]]:
+        """(id, record) for chain positions from `start` (or at `positions`) whose kind is not `skip_kind`.
 
         The records carry only what the API history reads (type, subtype,
         message, systemPayload, goalContext): a one-record line is read at its
@@ -637,7 +644,7 @@ class ChainRecords:
             message_at, message_length = index._message_at, index._message_length
             output_at = index._output_at
             types, subtypes = index._type, index._subtypes
-            for position in range(start, len(chain)):
+            for position in range(start, len(chain)) if positions is None else positions:
                 ident = chain[position]
                 if kinds[ident] == skip_kind:
                     continue

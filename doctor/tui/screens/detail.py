@@ -62,15 +62,27 @@ class ResultDetailScreen(Screen):
         table.add_column(style="dim", no_wrap=True)
         table.add_column()
         ratio = r.budget_ratio
+        terms = self.report.terms
+        word = terms.limit_word
+        if terms.own:
+            sizes = [("sent to the model", f"{fmt.num(terms.size(r))} {terms.unit}  (≈ {fmt.num(terms.tokens(r))} "
+                                           f"tokens, {terms.estimate})"),
+                     ("Qwen's estimator", f"{fmt.num(r.chars)} chars  (for comparing agents)")]
+        else:
+            sizes = [("chars in context", f"{fmt.num(r.chars)}  (≈ {fmt.num(r.tokens)} tokens)")]
+        allowance = self.report.rules.allowance if self.report.rules is not None else 0
+        if r.budget.oversized_above is None:
+            rule = "oversized above 2× + 500 chars"
+        else:
+            rule = f"oversized above the {word}" + (f" + {fmt.num(allowance)} {terms.unit} of header" if allowance else "")
         rows = [
             ("call id", fmt.plain(r.call_id or "–")),
-            ("chars in context", f"{fmt.num(r.chars)}  (≈ {fmt.num(r.tokens)} tokens)"),
+            *sizes,
             ("output string", f"{fmt.num(r.raw_chars)} chars" + ("  (error)" if r.is_error else "")),
-            ("budget", Text(f"{fmt.num(r.budget.chars)}  ") + fmt.plain(f"{r.budget.source}: {r.budget.detail}",
-                                                                          "dim")),
-            ("ratio to budget", "–" if ratio is None else f"{ratio:.2f}  (oversized above 2× + 500 chars)"),
+            (word, Text(f"{fmt.num(r.budget.chars)}  ") + fmt.plain(f"{r.budget.source}: {r.budget.detail}", "dim")),
+            (f"ratio to {word}", "–" if ratio is None else f"{ratio:.2f}  ({rule})"),
             ("oversized", Text("yes", style="bold red") if r.oversized else "no"),
-            ("bounded by", "nothing (kept whole)" if r.sentinel == "none" else r.sentinel),
+            ("bounded by", "nothing (kept whole)" if r.sentinel == "none" else self.report.layer_term(r.sentinel)),
         ]
         stub = r.stub
         if stub is not None:

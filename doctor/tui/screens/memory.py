@@ -205,6 +205,8 @@ class MemoryScreen(Screen):
         with self.app.batch_update():
             self.query_one("#title", Static).update(view.title)
             self.query_one(Overview).apply(view.overview)
+            for table in (self.query_one(ToolsTable), self.query_one(ResultsTable)):
+                table.relabel(dict(view.labels))
             self.query_one(ToolsTable).show_rows(view.tools)
             self._show_results()
             self.query_one(ProcessPane).show(view.report)

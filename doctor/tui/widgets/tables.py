@@ -36,16 +36,25 @@ class PatchedTable(DataTable):
         super().__init__(cursor_type="row", zebra_stripes=True, **kwargs)
         self.sort_column = self.DEFAULT_SORT
         self.sort_reverse = True
+        self.labels = dict(self.COLUMNS)  # column key -> its header (a session's agent may rename some)
 
     def on_mount(self) -> None:
         for key, label in self.COLUMNS:
-            self.add_column(Text(label), key=key)
+            self.add_column(Text(self.labels[key]), key=key)
         self._show_sort()
+
+    def relabel(self, labels: dict[str, str]) -> None:
+        """Headers in the session's terms (`chars` -> `bytes` for Codex, `budget` -> `limit`)."""
+        wanted = {**dict(self.COLUMNS), **labels}
+        if wanted != self.labels:
+            self.labels = wanted
+            if self.columns:
+                self._show_sort()
 
     def _show_sort(self) -> None:
         """The sorted column's header carries ↓ or ↑ (with equal values a sort shows no other change)."""
         for column in self.columns.values():
-            label = dict(self.COLUMNS)[column.key.value]
+            label = self.labels[column.key.value]
             if column.key.value == self.sort_column:
                 column.label = Text(f"{label} {'↓' if self.sort_reverse else '↑'}", style="bold")
                 column.content_width = max(column.content_width, column.label.cell_len)
