@@ -21,7 +21,7 @@ from pathlib import Path
 
 _DIRECTORY = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
 _FILE = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
-_said: set[str] = set()  # folders already refused on stderr by this process
+_said: set[str] = set()  # refusals already said on stderr by this process
 
 
 class Refused(OSError):
@@ -100,11 +100,12 @@ def private_cache_folder(*names: str) -> PrivateFolder | None:
 
 
 def say_once(folder: Path, exc: OSError) -> None:
-    """One line on stderr per folder and process: doctor works on without it."""
-    if str(folder) in _said:
-        return
-    _said.add(str(folder))
+    """One line on stderr per refusal and process: doctor works on without the folder (a refused
+    `doctor/` refuses every folder under it: said once, naming it)."""
     reason = exc.strerror if isinstance(exc, Refused) or not exc.filename else f"{exc.filename}: {exc.strerror}"
+    if reason in _said:
+        return
+    _said.add(reason)
     print(f"doctor: not using the cache folder {folder}: {reason or exc}; working without it", file=sys.stderr)
 
 

@@ -73,9 +73,11 @@ def test_the_full_report_has_no_qwen_words_but_its_labelled_estimator(tmp_path):
     assert "Oversized also in compression input" in qwen and "/compress can reclaim space" in qwen  # Qwen's own
 
 
-def _mcp(tmp_path: Path, calls: list[tuple[str, dict]]) -> list:
-    params = StdioServerParameters(command=sys.executable, args=["-m", "doctor", "mcp"], env=_env(tmp_path),
-                                   cwd=str(tmp_path))
+def _mcp(tmp_path: Path, calls: list[tuple[str, dict]], **env: str) -> list:
+    """`doctor mcp` answering `calls`; `env` adds to the server's environment (an agent's home, whose
+    session folders are the only ones it reads)."""
+    params = StdioServerParameters(command=sys.executable, args=["-m", "doctor", "mcp"],
+                                   env={**_env(tmp_path), **env}, cwd=str(tmp_path))
 
     async def run():
         async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
@@ -88,7 +90,8 @@ def _mcp(tmp_path: Path, calls: list[tuple[str, dict]]) -> list:
 def test_mcp_answers_in_geminis_words_and_measure(tmp_path):
     (tmp_path / "home").mkdir()
     report, largest = _mcp(tmp_path, [("memory_report", {"session": str(GEMINI)}),
-                                      ("largest_results", {"session": str(GEMINI), "top": 8})])
+                                      ("largest_results", {"session": str(GEMINI), "top": 8})],
+                           GEMINI_CLI_HOME=str(RECORDINGS / "gemini" / "big-outputs" / "home"))
     summary = "".join(part.text for part in report.content if part.type == "text")
     expected = gemini_expected(GEMINI)
     size, tokens = _totals(expected)

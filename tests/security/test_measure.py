@@ -69,11 +69,11 @@ def _summary(cache: Path) -> str:
 def _note(cache: Path) -> Path:
     import os
 
-    from doctor.statusline import window
+    from doctor.statusline import cache as index, window
 
     os.environ["XDG_CACHE_HOME"] = str(cache)
     try:
-        return window._note("claude", CLAUDE)
+        return cache / "doctor" / index.FOLDER / window._note("claude", CLAUDE)
     finally:
         del os.environ["XDG_CACHE_HOME"]
 
