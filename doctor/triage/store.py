@@ -25,9 +25,14 @@ class StoreError(Exception):
 
 
 def _interrupted(exc: BaseException) -> bool:
-    """DuckDB turns a Ctrl-C that lands inside a statement into its own error."""
-    return isinstance(exc, duckdb.InterruptException) or (
-        isinstance(exc, RuntimeError) and "interrupted" in str(exc).lower())
+    """DuckDB turns a Ctrl-C that lands inside a statement into its own error: its interrupt error, a
+    RuntimeError saying "interrupted", or, when the Ctrl-C lands while it converts a Python object to Arrow,
+    an error that carries the KeyboardInterrupt in its message."""
+    if isinstance(exc, duckdb.InterruptException):
+        return True
+    text = str(exc)
+    return isinstance(exc, (RuntimeError, duckdb.Error)) and (
+        "interrupted" in text.lower() or "KeyboardInterrupt" in text)
 
 
 @contextlib.contextmanager
@@ -198,7 +203,7 @@ class Store:
         new_results = arrow_results(key, rows)  # noqa: F841 (DuckDB reads the local variable by its name)
         try:
             self.db.execute("INSERT INTO results SELECT * FROM new_results")
-        except duckdb.CatalogException as exc:
-            if "new_results" in str(exc):
+        except duckdb.Error as exc:
+            if _interrupted(exc) or (isinstance(exc, duckdb.CatalogException) and "new_results" in str(exc)):
                 raise KeyboardInterrupt from None
             raise

@@ -140,3 +140,30 @@ def test_ctrl_c_while_the_scan_starts_is_never_a_traceback(tmp_path: Path) -> No
         if db.exists():
             assert table(db, "SELECT count(*) FROM sessions s WHERE tool_results <> "
                              "(SELECT count(*) FROM results r WHERE r.session_key = s.session_key)")[0][0] == 0
+
+
+@pytest.mark.parametrize("make", [
+    lambda duckdb: duckdb.InvalidInputException(
+        "Python Object new_results: conversion of the Python object 'new_results' as Arrow data failed: "
+        "KeyboardInterrupt: "),
+    lambda duckdb: duckdb.InterruptException("INTERRUPT Error: Interrupted!"),
+    lambda duckdb: RuntimeError("Query interrupted"),
+])
+def test_every_form_duckdb_gives_a_ctrl_c_is_the_interrupt(make) -> None:
+    """A Ctrl-C can land while DuckDB converts the results table to Arrow: DuckDB then raises its own
+    error carrying the KeyboardInterrupt in its message (CI saw exit 4, 'internal error', instead of 130)."""
+    duckdb = pytest.importorskip("duckdb")
+    from doctor.triage.store import ctrl_c_as_interrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        with ctrl_c_as_interrupt():
+            raise make(duckdb)
+
+
+def test_a_real_duckdb_error_is_not_taken_for_a_ctrl_c() -> None:
+    duckdb = pytest.importorskip("duckdb")
+    from doctor.triage.store import ctrl_c_as_interrupt
+
+    with pytest.raises(duckdb.CatalogException):
+        with ctrl_c_as_interrupt():
+            raise duckdb.CatalogException("Table with name nope does not exist!")
