@@ -9,7 +9,9 @@ silent otherwise, and never blocking the tool.
 `/doctor:memory` is answered with `additionalContext` holding the summary of the hook's own
 session (`transcript_path`); every other prompt gets no output. A hook must never get in the
 agent's way: whatever happens, it exits 0 (exit 2 would block the prompt or the tool) and
-prints nothing on stdout but a valid answer; a problem is one line on stderr.
+prints nothing on stdout but a valid answer; a problem is one line on stderr. Every string of the
+answer is made inert on its way out (`doctor.integrations.relay`): the agent shows `systemMessage`
+on the user's terminal as it is, and tool output, tool names and paths in it are an attacker's.
 """
 
 from __future__ import annotations
@@ -42,11 +44,15 @@ def plain_args(words: list[str]) -> SimpleNamespace | None:
 
 
 def run(args) -> int:
+    from doctor.integrations.relay import relayed
+    from doctor.report.inert import inert_line
+
     try:
         payload = json.loads(sys.stdin.buffer.read() or b"{}")
-        answer = respond(args.agent, payload if isinstance(payload, dict) else {}, tell_model=args.tell_model)
+        answer = relayed(respond(args.agent, payload if isinstance(payload, dict) else {}, tell_model=args.tell_model))
     except Exception as exc:  # noqa: BLE001  (a hook that fails must still let the agent go on)
-        print(f"doctor hook: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}", file=sys.stderr)
+        print(f"doctor hook: {type(exc).__name__}: {inert_line(str(exc).splitlines()[0] if str(exc) else '')}",
+              file=sys.stderr)
         return exitcodes.OK
     if answer:
         sys.stdout.write(json.dumps(answer, ensure_ascii=False) + "\n")

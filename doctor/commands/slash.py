@@ -53,8 +53,10 @@ def user_options(typed: list[str]) -> argparse.Namespace:
 
 
 def run(args) -> int:
+    from doctor.integrations.relay import relayed
+
     text, code = compose(args.agent, args.session, args.transcript, args.typed)
-    sys.stdout.write(text)
+    sys.stdout.write(relayed(text))  # it joins the model's context, and the agent may show it: inert
     return code
 
 
