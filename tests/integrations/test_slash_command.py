@@ -111,3 +111,17 @@ def test_doctor_memory_opens_a_session_by_its_id(tmp_path, capsys, monkeypatch):
     assert code == 0 and json.loads(out)["source"]["sessionId"] == session
     code, _, err = run_cli(capsys, "memory", "--session", "no-such-id", "--json")
     assert code == 2 and "no session with this id" in err
+
+
+def test_a_tiny_result_is_under_a_hundredth_of_its_budget_not_none(capsys):
+    """A 57-char result against a 20,000-char budget is 0.003×: "0.00×" would read as nothing at all."""
+    session = RECORDINGS / "qwen" / "multi-turn" / "session.jsonl"
+    code, out, _ = run_cli(capsys, "memory", session, "--json", "--top", "50")
+    rows = json.loads(out)["retention"]["largest"]
+    tiny = [row for row in rows if row["budget"]["chars"] and 0 < row["rawChars"] * 200 < row["budget"]["chars"]]  # < 0.005×
+    assert tiny and len(rows) <= 50
+    code, out, _ = run_cli(capsys, "slash", "qwen", "--transcript", session, "--args=--top 50")
+    assert code == 0 and "0.00×" not in out
+    assert out.count("<0.01× budget") == len(tiny), out
+    code, text, _ = run_cli(capsys, "memory", session, "--top", "50")  # the full text report's table
+    assert "0.00×" not in text and text.count("<0.01×") == len(tiny)
