@@ -98,9 +98,11 @@ def _prompt(agent: str, payload: dict) -> dict | None:
 
     transcript = payload.get("transcript_path")
     cwd = payload.get("cwd")
+    from doctor.integrations.plans import SHOW_AS_IS
+
     text, _ = compose(agent, _text(payload.get("session_id")), Path(transcript) if isinstance(transcript, str) else None,
                       [rest.strip()], cwd=Path(cwd) if isinstance(cwd, str) else None)
-    return {"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": text}}
+    return {"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": f"{text}\n{SHOW_AS_IS}"}}
 
 
 def _text(value) -> str | None:

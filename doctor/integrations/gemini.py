@@ -11,7 +11,7 @@ Gemini session of the working directory. `settings.json` gets an `AfterTool` hoo
 
 from __future__ import annotations
 
-from doctor.integrations.plans import Location, Plan, edit_hook
+from doctor.integrations.plans import SHOW_AS_IS, Location, Plan, edit_hook
 from doctor.integrations.files import Comments, json_settings, owned_file
 from doctor.sources.discovery import GEMINI, agent_homes
 
@@ -21,7 +21,7 @@ description = "doctor memory - what this session keeps in context (compact; full
 prompt = """
 !{doctor slash gemini --args={{args}}}
 
-Show the doctor summary above to the user as it is, then stop; do not run any tool.
+''' + SHOW_AS_IS + '''
 """
 '''
 POLICY = '''\

@@ -16,7 +16,7 @@ Never a top-level `commands/doctor.md`: it would take over Qwen's built-in `/doc
 
 from __future__ import annotations
 
-from doctor.integrations.plans import Location, Plan, edit_hook, edit_status_line
+from doctor.integrations.plans import SHOW_AS_IS, Location, Plan, edit_hook, edit_status_line
 from doctor.integrations.files import Comments, add_to_list, json_settings, owned_file, remove_from_list
 from doctor.sources.discovery import QWEN, agent_homes
 
@@ -27,8 +27,7 @@ description: doctor memory - what this session keeps in context (compact; full r
 ---
 !{doctor slash qwen --args={{args}}}
 
-Show the doctor summary above to the user as it is, then stop; do not run any tool.
-"""
+""" + SHOW_AS_IS + "\n"
 PERMISSION = "run_shell_command(doctor slash)"
 # Qwen 0.24.4's settings schema: "When unset (default), the built-in default preset (project name, git
 # branch, model, context usage) is shown automatically"; a command status line keeps the footer's

@@ -89,6 +89,9 @@ def test_prompt_hook_answers_doctor_memory_with_additional_context(capsys, monke
     answer = json.loads(out)["hookSpecificOutput"]
     assert code == 0 and answer["hookEventName"] == "UserPromptSubmit"
     assert "doctor memory — codex session" in answer["additionalContext"] and "  2. " not in answer["additionalContext"]
+    # what the other agents' command files say after the summary, so Codex's model shows it too
+    assert answer["additionalContext"].endswith(
+        "\nShow the doctor summary above to the user as it is, then stop; do not run any tool.")
 
 
 @pytest.mark.parametrize("payload", [

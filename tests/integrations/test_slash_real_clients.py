@@ -176,6 +176,7 @@ def test_codex_prompt_hook_answers_doctor_memory(tmp_path):
     summary = typed.text_with("doctor memory — codex session")
     assert summary is not None, typed.stdout + typed.stderr
     assert _chars(summary) == _sent(expected)
+    assert "Show the doctor summary above to the user as it is, then stop; do not run any tool." in summary
 
 
 def _doctor_budgets(box: Sandbox, text: str) -> None:
