@@ -7,7 +7,9 @@ oversized by that agent's rule, as the model will get it (`doctor.integrations.a
 silent otherwise, and never blocking the tool.
 `UserPromptSubmit` (Codex, which has no custom slash commands): a prompt starting with
 `/doctor:memory` is answered with `additionalContext` holding the summary of the hook's own
-session (`transcript_path`); every other prompt gets no output. A hook must never get in the
+session (`transcript_path`); every other prompt gets no output. `UserPromptExpansion` (Claude
+Code, when its `/doctor:memory` command expands): the same summary, the typed arguments coming
+as `command_args` on stdin, where no shell sees them. A hook must never get in the
 agent's way: whatever happens, it exits 0 (exit 2 would block the prompt or the tool) and
 prints nothing on stdout but a valid answer; a problem is one line on stderr. Every string of the
 answer is made inert on its way out (`doctor.integrations.relay`): the agent shows `systemMessage`
@@ -66,6 +68,8 @@ def respond(agent: str, payload: dict, *, tell_model: bool = False) -> dict | No
     event = payload.get("hook_event_name")
     if event == "UserPromptSubmit":
         return _prompt(agent, payload)
+    if event == "UserPromptExpansion":
+        return _expansion(agent, payload)
     if event in AFTER_TOOL:
         return _after_tool(agent, event, payload, tell_model)
     return None
@@ -94,15 +98,32 @@ def _prompt(agent: str, payload: dict) -> dict | None:
     rest = prompt.lstrip()[len(SLASH):]
     if rest and not rest[0].isspace():
         return None  # `/doctor:memoryfoo` is not the command
+    from doctor.integrations.plans import SHOW_AS_IS
+
+    text = _summary(agent, payload, rest.strip())
+    return {"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": f"{text}\n{SHOW_AS_IS}"}}
+
+
+def _expansion(agent: str, payload: dict) -> dict | None:
+    """Claude's `/doctor:memory` expanding (its command file tells the model to show what this adds)."""
+    from doctor.integrations.claude import COMMAND_NAME
+
+    if payload.get("command_name") != COMMAND_NAME or payload.get("expansion_type") != "slash_command":
+        return None
+    typed = payload.get("command_args")
+    text = _summary(agent, payload, typed if isinstance(typed, str) else "")
+    return {"hookSpecificOutput": {"hookEventName": "UserPromptExpansion", "additionalContext": text}}
+
+
+def _summary(agent: str, payload: dict, typed: str) -> str:
+    """`/doctor:memory`'s answer for the hook's own session (`transcript_path`), `typed` its arguments."""
     from doctor.commands.slash import compose
 
     transcript = payload.get("transcript_path")
     cwd = payload.get("cwd")
-    from doctor.integrations.plans import SHOW_AS_IS
-
     text, _ = compose(agent, _text(payload.get("session_id")), Path(transcript) if isinstance(transcript, str) else None,
-                      [rest.strip()], cwd=Path(cwd) if isinstance(cwd, str) else None)
-    return {"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": f"{text}\n{SHOW_AS_IS}"}}
+                      [typed], cwd=Path(cwd) if isinstance(cwd, str) else None)
+    return text
 
 
 def _text(value) -> str | None:
