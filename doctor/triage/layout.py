@@ -41,12 +41,28 @@ def _scan(data: dict) -> Section:
         f"Database: {totals['sessions']:,} sessions ({totals['from_reports']:,} from pasted reports), "
         f"{totals['results']:,} tool results, {figure(totals['injected_chars'])} chars "
         f"(~{totals['tokens']:,} tokens) injected, {totals['oversized']:,} oversized; "
-        f"{totals['files_skipped']:,} files skipped."))
+        f"{totals['files_skipped']:,} files skipped." + _counting(totals)))
     if totals["agents"]:
         blocks.append(_table(("Agent", "Version", "Sessions"),
                              ((_name(a["agent"]), _name(a["agent_version"]), a["sessions"]) for a in totals["agents"]),
                              (2,)))
     return Section("Scan", tuple(blocks))
+
+
+def _counting(totals: dict) -> str:
+    """What the session count leaves out or cannot break down, said only when there is any."""
+    notes = []
+    if totals["extra_copies"]:
+        notes.append(f"{totals['extra_copies']:,} more cop{'ies' if totals['extra_copies'] != 1 else 'y'} of these "
+                     "sessions (the same session in another file or a pasted report) counted once")
+    if totals["without_result_rows"]:
+        notes.append(f"{totals['without_result_rows']:,} session{'s' if totals['without_result_rows'] != 1 else ''} "
+                     "without per-result rows (reports pasted without --results): in the session counts, not in "
+                     "the per-tool figures")
+    if totals["files_gone"]:
+        notes.append(f"{totals['files_gone']:,} file{'s' if totals['files_gone'] != 1 else ''} gone since scanned, "
+                     "left out (--prune deletes them)")
+    return "".join(f" {note[0].upper()}{note[1:]}." for note in notes)
 
 
 def _skipped(data: dict) -> Section | None:

@@ -65,6 +65,7 @@ def outcome(job: FileJob, report: dict, path: Path) -> FileOutcome:
         "session_id": source.get("sessionId"),
         "project_hash": source.get("projectHash"),
         "started": source.get("started"),
+        "turns": None,  # a report does not say how many prompts the session had
         "size_bytes": source.get("sizeBytes"),
         "records": source.get("records"),
         "tool_results": stats["toolResultCount"] if available else None,
@@ -110,4 +111,5 @@ def _row(result: dict) -> tuple:
         result["ordinal"], result["turn"], result["tool"], tool_type(result["tool"], budget.get("source", "")),
         result["rawChars"], float(result["chars"]), result["tokens"], budget.get("chars"), budget.get("source"),
         result["layer"], result["oversized"], result["isError"], (result.get("pointer") or {}).get("declaredChars"),
+        (result.get("pointer") or {}).get("declaredKB"),
     )))
