@@ -83,8 +83,9 @@ def run_scan(args) -> int:
         files = inputs.expand(args.paths, args.scan_all)
     except (inputs.InputError, compare.CompareError) as exc:
         return _fail(str(exc))
+    args.walked = frozenset(inputs.walked_folders(args.paths))  # a folder now empty still marks its files gone
     db_path = args.db or default_db()
-    scanning = bool(files) or args.scan_all or args.prune
+    scanning = bool(files) or bool(args.walked) or args.scan_all or args.prune
     try:
         engine = engines.open_engine(args.engine, workers=args.jobs, scheduler=args.scheduler) if scanning else None
     except engines.EngineError as exc:
@@ -104,7 +105,7 @@ def _scan_and_answer(args, db_path: Path, files: list, engine) -> int:
 
 
 def _open_scan_and_answer(args, db_path: Path, files: list, engine) -> int:
-    from doctor.triage import inputs, runner
+    from doctor.triage import runner
     from doctor.triage.store import Store, StoreError
 
     try:
@@ -113,9 +114,9 @@ def _open_scan_and_answer(args, db_path: Path, files: list, engine) -> int:
         return _fail(str(exc))
     try:
         summary = None
-        if engine is not None and files:
+        if engine is not None and (files or args.walked):
             request = runner.ScanRequest(files, path_style=args.path_style, engine=engine, force=args.force,
-                                         walked=frozenset(inputs.walked_folders(args.paths)))
+                                         walked=args.walked)
             try:
                 summary = runner.scan(store, request)
             except KeyboardInterrupt as stop:
