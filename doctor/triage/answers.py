@@ -54,12 +54,13 @@ def oversized_by_version(db, top: int) -> list[dict]:
 
 
 def layer_rates(db) -> list[dict]:
-    """Per agent and layer: results it bounded, their share of the agent's results, kept vs declared sizes."""
+    """Per agent and layer: results it bounded, their share of the agent's results, kept vs declared sizes
+    (declared in the unit each stub states: characters for Claude and Gemini, KB for Qwen)."""
     return _rows(db, """
         SELECT s.agent, r.layer, count(*) AS results,
                round(100.0 * count(*) / sum(count(*)) OVER (PARTITION BY s.agent), 2) AS percent,
                sum(r.injected_chars) AS injected_chars, sum(r.raw_chars) AS raw_chars,
-               sum(r.declared_chars) AS declared_chars
+               sum(r.declared_chars) AS declared_chars, sum(r.declared_kb) AS declared_kb
         FROM counted_results r JOIN counted_sessions s USING (session_key)
         GROUP BY s.agent, r.layer ORDER BY s.agent, results DESC, r.layer""")
 
@@ -70,7 +71,8 @@ def raw_vs_injected(db, top: int) -> list[dict]:
     return _rows(db, """
         SELECT tool, count(*) AS results, sum(raw_chars) AS raw_chars, sum(injected_chars) AS injected_chars,
                round(sum(injected_chars) / nullif(sum(raw_chars), 0), 3) AS injected_per_raw,
-               count(declared_chars) AS bounded_with_size, sum(declared_chars) AS declared_chars
+               count(coalesce(declared_chars, declared_kb)) AS bounded_with_size, sum(declared_chars) AS declared_chars,
+               sum(declared_kb) AS declared_kb
         FROM counted_results GROUP BY tool ORDER BY injected_chars DESC, tool LIMIT ?""", [top])
 
 

@@ -102,24 +102,26 @@ def _oversized(data: dict) -> Section:
 
 def _layers(data: dict) -> Section:
     rows = ((_name(r["agent"]), r["layer"], r["results"], f"{r['percent']:.2f}%", r["injected_chars"],
-             r["declared_chars"]) for r in data["layers"])
+             r["declared_chars"], r["declared_kb"]) for r in data["layers"])
     return Section("Which layer bounded each result", (
         Paragraph("Per agent: the share of results each layer bounded (`none`: the full output stayed in "
-                  "context), what they cost in context, and the full sizes their spill stubs declare."),
-        _table(("Agent", "Layer", "Results", "Share", "Injected chars", "Declared chars"), rows, (2, 3, 4, 5)),
+                  "context), what they cost in context, and the full sizes their spill stubs declare, in the "
+                  "unit each states (Claude and Gemini: characters; Qwen: KB)."),
+        _table(("Agent", "Layer", "Results", "Share", "Injected chars", "Declared chars", "Declared KB"), rows,
+               (2, 3, 4, 5, 6)),
     ))
 
 
 def _raw(data: dict) -> Section:
     rows = ((_name(r["tool"]), r["results"], r["raw_chars"], r["injected_chars"],
              "—" if r["injected_per_raw"] is None else f"{r['injected_per_raw']:.3f}", r["bounded_with_size"],
-             r["declared_chars"]) for r in data["rawVsInjected"])
+             r["declared_chars"], r["declared_kb"]) for r in data["rawVsInjected"])
     return Section("Raw vs injected", (
         Paragraph("Raw: the output strings the history keeps; injected: what the model is charged for them "
                   "(wrappers and nested parts included); declared: the full outputs' sizes where a layer cut "
                   "them and said so."),
-        _table(("Tool", "Results", "Raw chars", "Injected chars", "Injected/raw", "Bounded, sized", "Declared chars"),
-               rows, (1, 2, 3, 4, 5, 6)),
+        _table(("Tool", "Results", "Raw chars", "Injected chars", "Injected/raw", "Bounded, sized", "Declared chars",
+                "Declared KB"), rows, (1, 2, 3, 4, 5, 6, 7)),
     ))
 
 

@@ -72,3 +72,23 @@ def test_a_report_that_breaks_the_schema_is_refused_naming_field_and_value(capsy
     reasons = [row["reason"] for row in json.loads(out)["totals"]["skipped"]]
     assert len(reasons) == 1 and named in reasons[0], reasons
     assert "internal error" not in reasons[0]
+
+
+def test_the_size_qwens_persistence_gate_declares_is_stored_in_its_unit(capsys, tmp_path: Path) -> None:
+    """Qwen's stub says "Output too large (61 KB)": the answers carry 61 KB, not "—" (chars it never states)."""
+    import re
+
+    session = RECORDINGS / "qwen" / "persist-gate" / "session.jsonl"
+    declared = sorted(int(kb) for kb in set(re.findall(r"Output too large \((\d+) KB\)", session.read_text())))
+    assert declared, "the recording holds a persistence-gate stub"
+    db = tmp_path / "t.duckdb"
+    code, out, err = run_cli(capsys, "scan", "--db", db, "--jobs", "1", "--json", session)
+    assert code == 0, err
+    data = json.loads(out)
+    gate = [row for row in data["layers"] if row["layer"] == "persistence gate"]
+    assert [(row["agent"], row["declared_kb"], row["declared_chars"]) for row in gate] == [("qwen", sum(declared), None)]
+    assert sorted(v for v, in table(db, "SELECT declared_kb FROM results WHERE declared_kb IS NOT NULL")) == declared
+    code, text, _ = run_cli(capsys, "scan", "--db", db)
+    layers = text[text.index("Which layer bounded"):text.index("Raw vs injected")]
+    assert "Declared KB" in layers and any(
+        "persistence gate" in line and line.split()[-1] == str(sum(declared)) for line in layers.splitlines())
