@@ -136,11 +136,28 @@ def oversized_rate_by_version(db) -> list[dict]:
 
 
 def growth_per_turn(db, turns: int = GROWTH_TURNS) -> list[dict]:
-    """Per user turn: sessions that reached it and the injected chars it added, on average per session."""
+    """Per turn (the n-th prompt the person typed, `doctor.core.turns`; 0: before the first): the sessions
+    that reached it, those of them with tool results in it, the injected chars it added, and those chars
+    per session that reached it. Sessions that do not say how many prompts they had (pasted reports)
+    are left out (`growth_sessions_unknown` counts them)."""
     return _rows(db, """
-        WITH per AS (SELECT session_key, turn, sum(injected_chars) AS chars FROM counted_results GROUP BY ALL)
-        SELECT turn, count(*) AS sessions, round(avg(chars), 1) AS chars_per_session
-        FROM per WHERE turn <= ? GROUP BY turn ORDER BY turn""", [turns])
+        WITH known AS (SELECT session_key, turns FROM counted_sessions WHERE turns IS NOT NULL),
+             per AS (SELECT r.session_key, r.turn, sum(r.injected_chars) AS chars
+                     FROM counted_results r JOIN known USING (session_key) GROUP BY ALL),
+             steps AS (SELECT unnest(range(0, least(?, (SELECT max(turns) FROM known)) + 1)) AS turn)
+        SELECT steps.turn,
+               (SELECT count(*) FROM known WHERE known.turns >= steps.turn) AS sessions_reached,
+               count(per.session_key) AS sessions_with_results,
+               coalesce(sum(per.chars), 0) AS chars,
+               round(coalesce(sum(per.chars), 0) / (SELECT count(*) FROM known WHERE known.turns >= steps.turn), 1)
+                   AS chars_per_session_reached
+        FROM steps LEFT JOIN per USING (turn)
+        GROUP BY steps.turn HAVING steps.turn > 0 OR count(per.session_key) > 0
+        ORDER BY steps.turn""", [turns])
+
+
+def growth_sessions_unknown(db) -> int:
+    return db.execute("SELECT count(*) FROM counted_sessions WHERE turns IS NULL").fetchone()[0]
 
 
 def totals(db) -> dict:
@@ -183,6 +200,7 @@ def collect(store, summary=None, *, top: int = 10, compare: tuple[str, str, str]
             "histograms": histograms(db),
             "oversizedRateByVersion": oversized_rate_by_version(db),
             "growthPerTurn": growth_per_turn(db),
+            "growthSessionsUnknown": growth_sessions_unknown(db),
         },
     }
     if compare is not None:

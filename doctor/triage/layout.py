@@ -129,11 +129,21 @@ def _growth(data: dict) -> Section | None:
     turns = data["charts"]["growthPerTurn"]
     if not turns:
         return None
-    chart = Chart("Injected chars added per turn (mean per session)", tuple(str(t["turn"]) for t in turns),
-                  tuple(t["chars_per_session"] for t in turns), "user turn", "chars", slug="growth-per-turn")
+    chart = Chart("Injected chars each turn added, per session that reached it", tuple(str(t["turn"]) for t in turns),
+                  tuple(t["chars_per_session_reached"] for t in turns), "turn (prompts typed)", "chars",
+                  slug="growth-per-turn")
+    unknown = data["charts"]["growthSessionsUnknown"]
+    note = ("A turn is the n-th prompt the person typed (0: results before the first); a session reached a "
+            "turn when it had that many prompts.")
+    if unknown:
+        note += (f" {unknown:,} session{'s' if unknown != 1 else ''} from pasted reports, which do not say how many "
+                 "prompts they had, are left out.")
     return Section("Growth per turn", (
-        chart, _table(("Turn", "Sessions", "Chars per session"),
-                      ((str(t["turn"]), t["sessions"], t["chars_per_session"]) for t in turns), (1, 2))))
+        Paragraph(note), chart,
+        _table(("Turn", "Sessions that reached it", "With results in it", "Chars added",
+                "Chars per session that reached it"),
+               ((str(t["turn"]), t["sessions_reached"], t["sessions_with_results"], t["chars"],
+                 t["chars_per_session_reached"]) for t in turns), (1, 2, 3, 4))))
 
 
 def _risk(data: dict) -> Section:
