@@ -34,6 +34,9 @@ def register(subparsers) -> None:
     parser.add_argument("--all", dest="scan_all", action="store_true", help="every session of every agent on this machine")
     parser.add_argument("--db", type=Path, metavar="FILE", help=f"triage database (default: {default_db()})")
     parser.add_argument("--paths", dest="path_style", choices=PATH_STYLES, default="short", help="how the database stores paths (short)")
+    parser.add_argument("--force", action="store_true", help="read every file again, changed or not")
+    parser.add_argument("--prune", action="store_true",
+                        help="delete the rows of files marked gone (deleted or renamed since they were scanned)")
     run = parser.add_argument_group("running")
     run.add_argument("--jobs", "-j", type=positive_int, metavar="N", help="worker processes (default: all cores)")
     run.add_argument("--engine", choices=("local", "dask"), default="local", help="local process pool or a Dask cluster")
@@ -80,8 +83,9 @@ def run_scan(args) -> int:
         files = inputs.expand(args.paths, args.scan_all)
     except (inputs.InputError, compare.CompareError) as exc:
         return _fail(str(exc))
+    args.walked = frozenset(inputs.walked_folders(args.paths))  # a folder now empty still marks its files gone
     db_path = args.db or default_db()
-    scanning = bool(files) or args.scan_all
+    scanning = bool(files) or bool(args.walked) or args.scan_all or args.prune
     try:
         engine = engines.open_engine(args.engine, workers=args.jobs, scheduler=args.scheduler) if scanning else None
     except engines.EngineError as exc:
@@ -110,13 +114,17 @@ def _open_scan_and_answer(args, db_path: Path, files: list, engine) -> int:
         return _fail(str(exc))
     try:
         summary = None
-        if engine is not None:
-            request = runner.ScanRequest(files, path_style=args.path_style, engine=engine)
+        if engine is not None and (files or args.walked):
+            request = runner.ScanRequest(files, path_style=args.path_style, engine=engine, force=args.force,
+                                         walked=args.walked)
             try:
                 summary = runner.scan(store, request)
-            except KeyboardInterrupt:
-                print("doctor scan: interrupted; every file written so far is complete", file=sys.stderr)
-                return exitcodes.INTERRUPTED
+            except KeyboardInterrupt as stop:
+                print("doctor scan: interrupted; every file finished so far is committed", file=sys.stderr)
+                return getattr(stop, "exit_code", exitcodes.INTERRUPTED)
+        if args.prune:
+            pruned = store.prune()
+            print(f"doctor scan: pruned {pruned:,} file{'s' if pruned != 1 else ''} marked gone", file=sys.stderr)
         if args.tui:
             from doctor.triage.fleet import load_fleet
 
