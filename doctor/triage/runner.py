@@ -15,7 +15,7 @@ from pathlib import Path
 
 from doctor.triage import archives
 from doctor.triage.fingerprint import CHANGED, GROWN, NEW, UNCHANGED, Fingerprint, compare, fingerprint
-from doctor.triage.inputs import file_key, shown
+from doctor.triage.inputs import LeftOut, file_key, shown
 from doctor.triage.rows import SKIPPED, FileJob, FileOutcome
 from doctor.triage.store import Store, ctrl_c_as_interrupt
 
@@ -31,7 +31,7 @@ class ScanSummary:
 
 @dataclass(frozen=True)
 class ScanRequest:
-    files: list[Path]
+    files: list  # Paths to scan, and inputs.LeftOut entries to record as skipped
     path_style: str = "short"
     options: object = None  # assemble.ReportOptions shared by every job
     engine: object = None  # an opened engine (engines.open_engine); None: the local pool on all cores
@@ -76,8 +76,11 @@ def _plan(store: Store, request: ScanRequest, known: dict, summary: ScanSummary,
     fresh: set[str] = set()
     style = request.path_style
     for path in request.files:
-        key = file_key(path)
         summary.counts["seen"] += 1
+        if isinstance(path, LeftOut):
+            _skip_now(store, file_key(path.path), shown(path.path, style), path.reason, scan_id, summary)
+            continue
+        key = file_key(path)
         try:
             now = fingerprint(str(path))
         except OSError as exc:
