@@ -15,6 +15,7 @@ from pathlib import Path
 
 import duckdb
 
+from doctor.triage import replay_inputs
 from doctor.triage.fingerprint import Fingerprint
 from doctor.triage.rows import OK, SESSION_COLUMNS, FileOutcome, storable
 from doctor.triage.schema import SCHEMA_VERSION, TABLES, arrow_results
@@ -67,6 +68,8 @@ class Store:
         except duckdb.Error as exc:
             raise StoreError(f"{self.path}: not a triage database ({str(exc).splitlines()[0]})") from None
         self._check_schema(read_only)
+        if not read_only:
+            replay_inputs.ensure_tables(self.db)  # additive: a database from before them gains them
 
     def close(self) -> None:
         self.db.close()
@@ -151,6 +154,7 @@ class Store:
                            f"VALUES ({', '.join('?' for _ in SESSION_COLUMNS)})",
                            [storable(session[column]) for column in SESSION_COLUMNS])
                 self._insert_results(key, outcome.results)
+                replay_inputs.write(db, key, outcome.replay, fresh=fresh)
             elif not fresh:
                 self._forget(key)
             self._file_row(key, outcome.shown, fp, outcome.status, outcome.reason, scan_id, archive_key, verb)
@@ -185,6 +189,7 @@ class Store:
         raise exc
 
     def _forget(self, key: str) -> None:
+        replay_inputs.forget(self.db, key)
         self.db.execute("DELETE FROM results WHERE session_key = ?", [key])
         self.db.execute("DELETE FROM sessions WHERE session_key = ?", [key])
 
