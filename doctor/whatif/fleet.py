@@ -11,8 +11,10 @@ per-session replay's (`doctor whatif --json`'s `changes`). Between two sampled v
 interpolated linearly between its sizes there, which bound it (a limit raised never shrinks a result):
 `estimateBound` is the sum of the widest miss each result could have, and `exact` says whether it is 0.
 A result unknown at either neighbour counts as unknown and keeps its recorded size, and `couldBeOffBy`
-adds its range, as the per-session replay does. `resultsCut` is a range between two sampled values (a
-result cut at the higher one is cut at the value, one whole at the lower is whole), one number at one.
+adds its range, as the per-session replay does. `resultsCut` is one number at a sampled value and the
+neighbours' range between two: being cut is not monotone in a limit (Qwen's read_file pages itself
+under a low threshold, which is no cut, and meets the batch budget under a higher one), so the range
+counts a result as possibly cut when either neighbour cuts it, and surely cut when both do.
 tests/whatif/test_fleet.py measures the interpolation's error on the real recordings against the exact
 replay and checks it never exceeds the stated bound.
 """
@@ -219,15 +221,16 @@ def _sampled(db, agent: str, key: str, grid: Grid, points: Sequence[Point], tool
         SELECT point, agent_version, tool, session_key,
                sum(recorded - est) AS saved,
                sum(CASE WHEN known THEN (recorded - est) * later_turns ELSE 0 END) AS over_turns,
-               sum(CASE WHEN known THEN c_hi ELSE recorded_cut END::INT) AS cut_min,
-               sum(CASE WHEN known THEN c_lo ELSE recorded_cut END::INT) AS cut_max,
+               sum(CASE WHEN known THEN c_lo AND c_hi ELSE c_lo AND c_hi AND recorded_cut END::INT) AS cut_min,
+               sum(CASE WHEN known THEN c_lo OR c_hi ELSE c_lo OR c_hi OR recorded_cut END::INT) AS cut_max,
                sum((NOT known)::INT) AS unknown,
                sum(CASE WHEN known THEN greatest(est - a_lo, a_hi - est) ELSE 0 END) AS bound,
                bool_or(NOT known AND h_hi IS NULL) AS unbounded,
                sum(CASE WHEN NOT known THEN greatest(coalesce(h_hi, 0) - recorded, recorded - l_lo) ELSE 0 END) AS off,
                sum((known AND est < recorded)::INT) AS smaller,
                sum((recorded_cut AND known AND NOT c_lo)::INT) AS kept_whole,
-               sum(recorded_cut::INT) AS cut_recorded
+               sum(recorded_cut::INT) AS cut_recorded,
+               sum(CASE WHEN known THEN greatest(est - a_lo, a_hi - est) * later_turns ELSE 0 END) AS bound_turns
         FROM y GROUP BY ALL""", params).fetchall()
 
 
@@ -241,8 +244,8 @@ def _tokens(chars: float) -> int:
 def _group(agent: str, version: str, tool: str | None, sessions: int, results: int, cut_before: int,
            per_session: dict[str, list]) -> dict:
     """One row of the answer from its sessions' sampled sums ([saved, over, cut_min, cut_max, unknown,
-    bound, unbounded, off, smaller, kept_whole, cut_recorded])."""
-    sums = [0] * 11
+    bound, unbounded, off, smaller, kept_whole, cut_recorded, bound_turns])."""
+    sums = [0] * 12
     unbounded = False
     changed = 0
     for row in per_session.values():
@@ -252,7 +255,7 @@ def _group(agent: str, version: str, tool: str | None, sessions: int, results: i
             else:
                 sums[i] += value or 0
         changed += (row[0] or 0) != 0 or (row[9] or 0) > 0
-    saved, over, cut_min, cut_max, unknown, bound, _, off, _, _, cut_recorded = sums
+    saved, over, cut_min, cut_max, unknown, bound, _, off, _, _, cut_recorded, bound_turns = sums
     cut_min, cut_max = cut_before - cut_recorded + cut_min, cut_before - cut_recorded + cut_max
     return {
         "agent": agent, "agentVersion": version or None, "tool": tool, "sessions": sessions, "results": results,
@@ -265,6 +268,7 @@ def _group(agent: str, version: str, tool: str | None, sessions: int, results: i
         "resultsUnknown": int(unknown),
         "exact": bound == 0 and unknown == 0,
         "estimateBound": int(bound),
+        "estimateBoundOverLaterTurns": int(bound_turns),
         "couldBeOffBy": {"chars": None if unbounded else int(off + bound)},
     }
 
@@ -309,7 +313,7 @@ def _with_totals(agent: str, rows: list[dict], session_counts: dict[str, int], g
         for (v, _tool), per_session in groups.items():
             if (v or None) == version:
                 for session, sums in per_session.items():
-                    total = sessions_of.setdefault(session, [0] * 11)
+                    total = sessions_of.setdefault(session, [0] * 12)
                     for i, value in enumerate(sums):
                         total[i] = (total[i] or value) if i == 6 else total[i] + (value or 0)
         sessions = session_counts.get(version or "", 0)
