@@ -82,6 +82,8 @@ def result_sites(history: Sequence) -> list[ResultSite]:
                 calls = turn_calls
             continue
         for part_index, part in enumerate(parts):
+            if type(part) is dict and "functionResponse" not in part and "function_response" not in part:
+                continue  # a text part, most of them: no lookups
             fr = function_response_of(part) if part is not None else None
             if fr is None:
                 continue
