@@ -196,11 +196,17 @@ def _points_sql(points: Sequence[Point]) -> str:
     return "VALUES " + ", ".join(f"({n}, {p.lo}, {p.hi}, {p.t!r})" for n, p in enumerate(points))
 
 
-def _sampled(db, agent: str, key: str, grid: Grid, points: Sequence[Point], tool: str | None = None) -> list[tuple]:
-    """Per point, agent version, tool and session: what the sampled results change (the rest change nothing)."""
+_SUMS = ("saved", "over", "cut_min", "cut_max", "unknown", "bound", "unbounded", "off", "cut_recorded", "bound_turns",
+         "changed", "helped")
+
+
+def _sampled(db, agent: str, key: str, grid: Grid, points: Sequence[Point], tool: str | None = None) -> dict:
+    """(point, agent version, tool or None for all tools) -> what the sampled results change there (a dict of
+    _SUMS; the results without samples change nothing). Summed by DuckDB: the answer's work is one pass over
+    the samples of this key, whatever the number of sessions."""
     only_tool = "AND r.tool = $tool" if tool is not None else ""
     params = _params(agent, key, grid) | ({"tool": tool} if tool is not None else {})
-    return db.execute(f"""
+    rows = db.execute(f"""
         WITH {_KEYED},
         p(point, lo, hi, t) AS ({_points_sql(points)}),
         x AS (
@@ -217,21 +223,30 @@ def _sampled(db, agent: str, key: str, grid: Grid, points: Sequence[Point], tool
                    CASE WHEN a_lo IS NOT NULL AND a_hi IS NOT NULL THEN round(a_lo + (a_hi - a_lo) * t)::BIGINT
                         ELSE recorded END AS est
             FROM x
+        ),
+        per_session AS (
+            SELECT point, agent_version, tool, session_key,
+                   sum(recorded - est) AS saved,
+                   sum(CASE WHEN known THEN (recorded - est) * later_turns ELSE 0 END) AS over_turns,
+                   sum(CASE WHEN known THEN c_lo AND c_hi ELSE c_lo AND c_hi AND recorded_cut END::INT) AS cut_min,
+                   sum(CASE WHEN known THEN c_lo OR c_hi ELSE c_lo OR c_hi OR recorded_cut END::INT) AS cut_max,
+                   sum((NOT known)::INT) AS unknown,
+                   sum(CASE WHEN known THEN greatest(est - a_lo, a_hi - est) ELSE 0 END) AS bound,
+                   bool_or(NOT known AND h_hi IS NULL) AS unbounded,
+                   sum(CASE WHEN NOT known THEN greatest(coalesce(h_hi, 0) - recorded, recorded - l_lo) ELSE 0 END) AS off,
+                   sum((known AND est < recorded)::INT) AS smaller,
+                   sum((recorded_cut AND known AND NOT c_lo)::INT) AS kept_whole,
+                   sum(recorded_cut::INT) AS cut_recorded,
+                   sum(CASE WHEN known THEN greatest(est - a_lo, a_hi - est) * later_turns ELSE 0 END) AS bound_turns
+            FROM y GROUP BY ALL
         )
-        SELECT point, agent_version, tool, session_key,
-               sum(recorded - est) AS saved,
-               sum(CASE WHEN known THEN (recorded - est) * later_turns ELSE 0 END) AS over_turns,
-               sum(CASE WHEN known THEN c_lo AND c_hi ELSE c_lo AND c_hi AND recorded_cut END::INT) AS cut_min,
-               sum(CASE WHEN known THEN c_lo OR c_hi ELSE c_lo OR c_hi OR recorded_cut END::INT) AS cut_max,
-               sum((NOT known)::INT) AS unknown,
-               sum(CASE WHEN known THEN greatest(est - a_lo, a_hi - est) ELSE 0 END) AS bound,
-               bool_or(NOT known AND h_hi IS NULL) AS unbounded,
-               sum(CASE WHEN NOT known THEN greatest(coalesce(h_hi, 0) - recorded, recorded - l_lo) ELSE 0 END) AS off,
-               sum((known AND est < recorded)::INT) AS smaller,
-               sum((recorded_cut AND known AND NOT c_lo)::INT) AS kept_whole,
-               sum(recorded_cut::INT) AS cut_recorded,
-               sum(CASE WHEN known THEN greatest(est - a_lo, a_hi - est) * later_turns ELSE 0 END) AS bound_turns
-        FROM y GROUP BY ALL""", params).fetchall()
+        SELECT point, agent_version, tool, sum(saved), sum(over_turns), sum(cut_min), sum(cut_max), sum(unknown),
+               sum(bound), bool_or(unbounded), sum(off), sum(cut_recorded), sum(bound_turns),
+               count(DISTINCT session_key) FILTER (WHERE saved <> 0 OR kept_whole > 0),
+               count(DISTINCT session_key) FILTER (WHERE smaller > 0 OR kept_whole > 0)
+        FROM per_session GROUP BY GROUPING SETS ((point, agent_version, tool), (point, agent_version))""",
+                      params).fetchall()
+    return {(point, version, tool): dict(zip(_SUMS, sums)) for point, version, tool, *sums in rows}
 
 
 def _tokens(chars: float) -> int:
@@ -242,34 +257,23 @@ def _tokens(chars: float) -> int:
 
 
 def _group(agent: str, version: str, tool: str | None, sessions: int, results: int, cut_before: int,
-           per_session: dict[str, list]) -> dict:
-    """One row of the answer from its sessions' sampled sums ([saved, over, cut_min, cut_max, unknown,
-    bound, unbounded, off, smaller, kept_whole, cut_recorded, bound_turns])."""
-    sums = [0] * 12
-    unbounded = False
-    changed = 0
-    for row in per_session.values():
-        for i, value in enumerate(row):
-            if i == 6:
-                unbounded = unbounded or bool(value)
-            else:
-                sums[i] += value or 0
-        changed += (row[0] or 0) != 0 or (row[9] or 0) > 0
-    saved, over, cut_min, cut_max, unknown, bound, _, off, _, _, cut_recorded, bound_turns = sums
-    cut_min, cut_max = cut_before - cut_recorded + cut_min, cut_before - cut_recorded + cut_max
+           sums: dict | None) -> dict:
+    """One row of the answer: the results' own figures (`results`, `cut_before`) and what the samples change."""
+    sums = {name: (sums or {}).get(name) or 0 for name in _SUMS}
+    changed_cut = cut_before - sums["cut_recorded"]
     return {
         "agent": agent, "agentVersion": version or None, "tool": tool, "sessions": sessions, "results": results,
-        "sessionsChanged": changed,
-        "savedChars": int(saved), "savedTokensPerLaterTurn": _tokens(saved),
-        "savedTokensPerSession": round(_tokens(saved) / sessions, 1) if sessions else None,
-        "savedCharsOverLaterTurns": int(over), "savedTokensOverLaterTurns": _tokens(over),
+        "sessionsChanged": int(sums["changed"]),
+        "savedChars": int(sums["saved"]), "savedTokensPerLaterTurn": _tokens(sums["saved"]),
+        "savedTokensPerSession": round(_tokens(sums["saved"]) / sessions, 1) if sessions else None,
+        "savedCharsOverLaterTurns": int(sums["over"]), "savedTokensOverLaterTurns": _tokens(sums["over"]),
         "resultsCutBefore": cut_before,
-        "resultsCut": {"atLeast": int(cut_min), "atMost": int(cut_max)},
-        "resultsUnknown": int(unknown),
-        "exact": bound == 0 and unknown == 0,
-        "estimateBound": int(bound),
-        "estimateBoundOverLaterTurns": int(bound_turns),
-        "couldBeOffBy": {"chars": None if unbounded else int(off + bound)},
+        "resultsCut": {"atLeast": int(changed_cut + sums["cut_min"]), "atMost": int(changed_cut + sums["cut_max"])},
+        "resultsUnknown": int(sums["unknown"]),
+        "exact": sums["bound"] == 0 and sums["unknown"] == 0,
+        "estimateBound": int(sums["bound"]),
+        "estimateBoundOverLaterTurns": int(sums["bound_turns"]),
+        "couldBeOffBy": {"chars": None if sums["unbounded"] else int(sums["off"] + sums["bound"])},
     }
 
 
@@ -281,19 +285,13 @@ def evaluate(db, key: str, values: dict[str, list[float | None]]) -> list[dict]:
     for agent, agent_values in values.items():
         grid = GRIDS[agent, key]
         points = [locate(grid, value) for value in agent_values]
-        constant = _constant(db, agent, key, grid)
         session_counts = _session_counts(db, agent, key, grid)
         if not session_counts:
             continue
+        constant = _constant(db, agent, key, grid)
         sampled = _sampled(db, agent, key, grid, points)
-        by_point: dict[int, dict[tuple, dict[str, list]]] = {}
-        for point, version, tool, session, *sums in sampled:
-            by_point.setdefault(point, {}).setdefault((version, tool), {})[session] = sums
         for n, point in enumerate(points):
-            groups = by_point.get(n, {})
-            rows = [_group(agent, version, tool, sessions, results, cut, groups.get((version, tool), {}))
-                    for version, tool, sessions, results, cut in constant]
-            per_value[n].extend(_with_totals(agent, rows, session_counts, groups))
+            per_value[n].extend(_rows_of_point(agent, n, constant, session_counts, sampled))
             if point.between is not None:
                 low, high = point.between
                 notes[n].append(f"{agent}: between the sampled values {low:,g} and "
@@ -304,22 +302,16 @@ def evaluate(db, key: str, values: dict[str, list[float | None]]) -> list[dict]:
     return answer
 
 
-def _with_totals(agent: str, rows: list[dict], session_counts: dict[str, int], groups: dict) -> list[dict]:
-    """The tool rows sorted by what they save, each agent version's total (tool None) first."""
+def _rows_of_point(agent: str, point: int, constant: list[tuple], session_counts: dict[str, int],
+                   sampled: dict) -> list[dict]:
+    """Each agent version's total (tool None), then its tools by what they save."""
     out = []
-    for version in sorted({version or None for version in session_counts}, key=_version_order):
-        mine = [row for row in rows if row["agentVersion"] == version]
-        sessions_of = {}
-        for (v, _tool), per_session in groups.items():
-            if (v or None) == version:
-                for session, sums in per_session.items():
-                    total = sessions_of.setdefault(session, [0] * 12)
-                    for i, value in enumerate(sums):
-                        total[i] = (total[i] or value) if i == 6 else total[i] + (value or 0)
-        sessions = session_counts.get(version or "", 0)
-        out.append(_group(agent, version or "", None, sessions, sum(r["results"] for r in mine),
-                          sum(r["resultsCutBefore"] for r in mine), sessions_of))
-        out.extend(sorted(mine, key=lambda row: (-row["savedChars"], row["tool"])))
+    for version in sorted(session_counts, key=_version_order):
+        tools = [_group(agent, version, tool, sessions, results, cut, sampled.get((point, version, tool)))
+                 for v, tool, sessions, results, cut in constant if v == version]
+        out.append(_group(agent, version, None, session_counts[version], sum(r["results"] for r in tools),
+                          sum(r["resultsCutBefore"] for r in tools), sampled.get((point, version, None))))
+        out.extend(sorted(tools, key=lambda row: (-row["savedChars"], row["tool"])))
     return out
 
 
@@ -379,10 +371,9 @@ def _helped(db, agent: str, version: str, tool: str, key: str, budget: float) ->
         WITH {_KEYED} SELECT count(DISTINCT r.session_key) FROM replay_results r JOIN keyed USING (session_key)
         WHERE agent_version = $agent_version AND r.tool = $tool""",
         _params(agent, key, grid) | {"agent_version": version, "tool": tool}).fetchone()[0]
-    per_session = {session: sums for _, v, _, session, *sums in _sampled(db, agent, key, grid, [point], tool)
-                   if v == version}
-    helped = sum(1 for sums in per_session.values() if (sums[8] or 0) > 0 or (sums[9] or 0) > 0)
-    row = _group(agent, version, tool, sessions, 0, 0, per_session)
+    sums = _sampled(db, agent, key, grid, [point], tool).get((0, version, tool))
+    helped = int((sums or {}).get("helped") or 0)
+    row = _group(agent, version, tool, sessions, 0, 0, sums)
     return {"saved": {name: row[name] for name in ("savedChars", "savedTokensPerLaterTurn", "savedTokensPerSession",
                                                    "exact", "estimateBound")},
             "helpedSessions": helped, "helpedShare": round(helped / sessions, 3) if sessions else None}

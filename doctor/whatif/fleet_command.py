@@ -28,13 +28,11 @@ def register(parser) -> None:
 
 def answer_text(store, args) -> tuple[str | None, str | None]:
     """(the answer in args.format, None) or (None, a one-line reason for the user)."""
-    import json
-
     import duckdb
 
-    from doctor.report.inert import inert_json
     from doctor.whatif import fleet, fleet_layout
     from doctor.whatif.keys import SettingError
+    from doctor.whatif.result import whatif_json
 
     cursor = store.db.cursor()
     try:
@@ -51,5 +49,5 @@ def answer_text(store, args) -> tuple[str | None, str | None]:
     finally:
         cursor.close()
     if args.format == "json":
-        return inert_json(json.dumps(data, indent=2, ensure_ascii=False)) + "\n", None
+        return whatif_json(data), None  # orjson: a sweep's answer has a row per value, version and tool
     return fleet_layout.document(data, args.format), None
