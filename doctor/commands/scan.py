@@ -56,6 +56,7 @@ def register(subparsers) -> None:
                      help="run one SELECT on the database and print its rows (read-only, no file or network "
                           "access; anything else is refused with exit 5)")
     out.add_argument("--parquet", type=Path, metavar="DIR", help="export the sessions and results tables as Parquet")
+    _register_whatif(parser)
     metrics = parser.add_argument_group("metrics")
     metrics.add_argument("--openmetrics", type=Path, metavar="FILE",
                          help="write the per-tool histograms in the Prometheus text format (textfile collector)")
@@ -64,6 +65,12 @@ def register(subparsers) -> None:
     metrics.add_argument("--max-tools", type=positive_int, default=50, metavar="N",
                          help="tools named in metrics; the rest are tool=\"other\" (50)")
     parser.set_defaults(handler=run_scan)
+
+
+def _register_whatif(parser) -> None:
+    from doctor.whatif.fleet_command import register
+
+    register(parser)
 
 
 def _fail(message: str, code: int = exitcodes.USAGE_OR_INPUT) -> int:
@@ -166,7 +173,13 @@ def _answer(store, args, summary) -> int:
     code = _metrics(store, args)
     if code:
         return code
-    if args.query:
+    if args.whatif or args.sweep or args.recommend:
+        from doctor.whatif.fleet_command import answer_text
+
+        text, failure = answer_text(store, args)
+        if failure:
+            return _fail(failure)
+    elif args.query:
         try:
             text = answers.query_text(store, args.query, args.format)
         except answers.QueryRefused as exc:

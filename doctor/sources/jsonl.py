@@ -454,6 +454,24 @@ def remembered_record_count(path: Path) -> int | None:
     return counted[1] if counted is not None and counted[0] == content_identity(path) else None
 
 
+_FIND_FIRST = 256  # newlines a chunk is searched for one by one before it is counted whole
+
+
+def count_newlines(chunk: bytes) -> int:
+    """`chunk.count(b"\\n")`, faster on session files: their lines run to kilobytes, and finding each newline
+    (memchr, vectorised) skips over a line many times faster than `bytes.count` walks it byte by byte. A chunk
+    of short lines is counted whole after the first _FIND_FIRST, so it costs what `count` costs."""
+    find = chunk.find
+    position = found = 0
+    while found < _FIND_FIRST:
+        position = find(b"\n", position)
+        if position < 0:
+            return found
+        found += 1
+        position += 1
+    return found + chunk.count(b"\n", position)
+
+
 def count_records(path: Path) -> int:
     """JSON lines in a `.jsonl` file (non-blank lines are counted by their newlines); a JSON document is one record.
 
@@ -468,6 +486,6 @@ def count_records(path: Path) -> int:
     last = b"\n"
     with open_session_file(path) as handle:
         while chunk := handle.read(READ_CHUNK):
-            lines += chunk.count(b"\n")
+            lines += count_newlines(chunk)
             last = chunk[-1:]
     return lines + (last != b"\n")

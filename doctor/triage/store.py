@@ -22,6 +22,7 @@ from pathlib import Path
 import duckdb
 
 from doctor.report.inert import inert_line
+from doctor.triage import replay_inputs
 from doctor.triage.fingerprint import Fingerprint
 from doctor.triage.rows import FILE_TYPES, GONE, OK, RESULT_TYPES, SESSION_COLUMNS, SESSION_TYPES, FileOutcome, storable
 from doctor.triage.schema import SCHEMA_VERSION, TABLES, arrow_table, define_views
@@ -74,7 +75,7 @@ def _named(name: str) -> str:
 def _reference_tables() -> dict[str, str]:
     """Each table's statement as this DuckDB states it for doctor's schema (a fresh database in memory)."""
     with duckdb.connect(config={"enable_external_access": False}) as reference:
-        for ddl in TABLES.values():
+        for ddl in (*TABLES.values(), *replay_inputs.TABLES.values()):
             reference.execute(ddl)
         return dict(reference.execute("SELECT table_name, sql FROM duckdb_tables()").fetchall())
 
@@ -132,6 +133,8 @@ class Store:
         except BaseException:
             self.db.close()  # a refused database is not left open (the answers then open their own)
             raise
+        if not read_only:
+            replay_inputs.ensure_tables(self.db)  # additive: a database from before them gains them
         define_views(self.db)
 
     def close(self) -> None:
@@ -222,7 +225,8 @@ class Store:
         """Several finished files in one transaction (each file's rows all there or none); returns the
         result rows written. One statement per table for the whole group: the stale rows of files seen
         before go first (all of a replaced session's results, or a grown one's from its first new row),
-        then the new sessions, results and files rows, each as one Arrow table."""
+        then the new sessions, results and files rows, each as one Arrow table; each session's replay inputs
+        (replay_inputs) are its own few statements."""
         sessions = [write.outcome for write in files if write.outcome.status == OK]
         stale = [write.outcome for write in files if not write.fresh]
         db = self.db
@@ -234,6 +238,8 @@ class Store:
                            "AND results.ordinal >= cut.first_new")
                 db.execute("DELETE FROM sessions WHERE session_key IN (SELECT session_key FROM cut)")
                 db.execute("DELETE FROM files WHERE file_key IN (SELECT session_key FROM cut)")
+                for outcome in stale:
+                    replay_inputs.forget(db, outcome.key)  # a session's replay rows are rewritten whole
             if sessions:
                 new_sessions = arrow_table(SESSION_TYPES, [  # noqa: F841 (DuckDB reads the local variables by name)
                     tuple(storable(o.session[column]) for column in SESSION_COLUMNS) for o in sessions])
@@ -242,6 +248,8 @@ class Store:
                 if rows:
                     new_results = arrow_table(_RESULT_TABLE, rows)  # noqa: F841
                     db.execute("INSERT INTO results BY NAME SELECT * FROM new_results")
+                for outcome in sessions:
+                    replay_inputs.write(db, outcome.key, outcome.replay, fresh=True)
             new_files = arrow_table(FILE_TYPES, [  # noqa: F841
                 self._file_row(w.outcome.key, w.outcome.shown, w.fingerprint, w.outcome.status, w.outcome.reason,
                                scan_id, w.archive_key, w.folder_keys) for w in files])
@@ -326,6 +334,7 @@ class Store:
         raise exc
 
     def _forget(self, key: str) -> None:
+        replay_inputs.forget(self.db, key)
         self.db.execute("DELETE FROM results WHERE session_key = ?", [key])
         self.db.execute("DELETE FROM sessions WHERE session_key = ?", [key])
 
