@@ -8,7 +8,9 @@ afterwards:
   same settings files and environment), a result the agent persists or truncates after the hook
   being silent;
 - Qwen Code: Qwen's rule, oversized above 2 × the tool's budget + 500 (budgets from Qwen's
-  settings).
+  settings), on what Qwen's gate, truncation and batch budget leave of the result after the hook
+  (`doctor.integrations.qwen_after_hook`): a result Qwen cuts is judged by its cut, as `doctor memory`
+  judges it, and the file Qwen's notice names is the one the alarm names.
 doctor's own `[budgets]` win for every agent, as in `doctor memory`. Nothing is read from the
 transcript, and no settings at all for a result of at most 500 chars (every call's common case).
 """
@@ -65,8 +67,9 @@ class Alarm:
 
 
 def check(agent: str, tool: str, response, cwd: Path | None, *, model: str | None = None,
-          env: Mapping[str, str] | None = None) -> Alarm | None:
-    """An Alarm when `response` of `tool`, as the model will get it from `agent`, is oversized; else None."""
+          env: Mapping[str, str] | None = None, call_id: str | None = None) -> Alarm | None:
+    """An Alarm when `response` of `tool`, as the model will get it from `agent`, is oversized; else None.
+    `call_id`: the call's id as the agent names its spill files after it (Qwen's `tool_call_id`)."""
     text = sent_text(agent, tool, response)
     if text is None:
         return None  # the agent persisted it: the model gets its stub
@@ -77,7 +80,7 @@ def check(agent: str, tool: str, response, cwd: Path | None, *, model: str | Non
 
     env = os.environ if env is None else env
     if agent == "qwen":
-        return _qwen(tool, text, chars, cwd, load_budget_overrides())
+        return _qwen(tool, text, cwd, load_budget_overrides(), call_id, env)
     from doctor.core.agent_measure import measure_for
     from doctor.core.agent_rules import rules_for
 
@@ -94,13 +97,21 @@ def check(agent: str, tool: str, response, cwd: Path | None, *, model: str | Non
                  measure.tokens_of_text(text, name))
 
 
-def _qwen(tool: str, text: str, chars: int, cwd: Path | None, overrides: dict) -> Alarm | None:
+def _qwen(tool: str, text: str, cwd: Path | None, overrides: dict, call_id: str | None,
+          env: Mapping[str, str]) -> Alarm | None:
     from doctor.assemble import ReportOptions, resolve_settings
+    from doctor.integrations.qwen_after_hook import delivered, temp_dir
 
-    budget = resolve_settings(ReportOptions(tool_budgets=overrides), cwd).budgets.result_budget(tool).chars
-    if not math.isfinite(budget) or chars <= budget * COMBINED_PASS_TOLERANCE_FACTOR + TRUNCATION_FALLBACK_ENVELOPE_SLACK:
+    budgets = resolve_settings(ReportOptions(tool_budgets=overrides, env=env), cwd).budgets
+    budget = budgets.result_budget(tool).chars
+    if not math.isfinite(budget):
         return None
-    return Alarm(tool, chars, f"{figure(budget)}-char budget", None, _spill(text))
+    got = delivered(tool, text, call_id, budgets.limits, temp_dir(cwd, env))
+    chars = utf16_length(got.text)
+    if got.text.startswith(budgets.exempt_prefixes) \
+            or chars <= budget * COMBINED_PASS_TOLERANCE_FACTOR + TRUNCATION_FALLBACK_ENVELOPE_SLACK:
+        return None
+    return Alarm(tool, chars, f"{figure(budget)}-char budget", None, got.spill or _spill(got.text))
 
 
 def _limit(rules, budget) -> str:

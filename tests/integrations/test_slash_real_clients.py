@@ -224,19 +224,28 @@ def test_qwen_after_tool_hook_tells_the_model_when_opted_in(tmp_path):
     settings = box.home / ".qwen" / "settings.json"  # truncation off, as in recordings/qwen/oversized-alarm
     settings.write_text(json.dumps({**json.loads(settings.read_text()),
                                     "tools": {"truncateToolOutputThreshold": -1, "toolOutputBatchBudget": -1}}))
+    # The team's doctor budget for the shell (20,000 chars) is what trips here: with truncation off Qwen keeps
+    # the shell's 60,000 chars whole.
+    _doctor_budgets(box, "[budgets]\nrun_shell_command = 20000\n")
     grep = box.project / "grep"
     grep.mkdir()
     for f in range(20):
         (grep / f"g{f:02d}.txt").write_text("".join("needle %02d-%04d %s\n" % (f, i, "g" * 100) for i in range(200)))
     ran = QWEN.run(box, ["-p", "go", "--yolo"], [
         [{"name": "grep_search", "args": {"pattern": "needle", "path": str(grep)}}],
+        [{"name": "run_shell_command", "args": {"command": "python3 -c \"print('o' * 60000)\"", "description": "big"}}],
         [{"name": "run_shell_command", "args": {"command": "seq 1 5", "description": "small"}}], "All done."])
     assert ran.returncode == 0, ran.stderr
-    # grep keeps its finite 20,000 budget with truncation off: the raw 1,000 matches are oversized.
+    # The hook is handed grep's 1,000 raw matches (over 2 × 20,000 + 500), but Qwen cuts them to grep's
+    # 20,000-char budget after the hook: the model gets Qwen's cut, and is told nothing about it.
     # (Qwen 0.24.4 headless shows no hook systemMessage; the model-facing sentence is what is checked.)
-    told = ran.text_with("above twice its 20,000-char budget")
-    assert told is not None and "The last grep_search result is" in told
-    assert ran.text_with("The last run_shell_command result") is None
+    assert ran.text_with("Tool output was too large and has been truncated") is not None
+    assert ran.text_with("The last grep_search result") is None
+    told = ran.text_with("The last run_shell_command result is")
+    assert told is not None and "above twice its 20,000-char budget" in told
+    [transcript] = (box.home / ".qwen" / "projects").glob("*/chats/*.jsonl")
+    assert _memory_row(box, transcript, "run_shell_command")["oversized"]  # doctor memory: the same verdict
+    assert ran.text_with("The last run_shell_command result is 6") is not None  # the 60,0xx-char one, not seq's
 
 
 @_needs(GEMINI)
