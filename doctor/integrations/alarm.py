@@ -38,8 +38,8 @@ SPILL = re.compile(r"(?:saved to|Persisted tool-output artifact|written to)[:\s]
 class Alarm:
     """An oversized result: `chars` its size in `unit` (the agent's own measure: chars, bytes for Codex),
     `tokens` by the agent's own estimate (None for Qwen's rule, which states chars alone), `limit` the
-    limit in that agent's words, `source` where it comes from (None for Qwen's rule, whose budget is
-    stated as 2 × budget + 500)."""
+    limit in that agent's words, `source` where it comes from; `doubled`: Qwen's rule, stated as
+    2 × budget + 500."""
 
     tool: str
     chars: int
@@ -48,6 +48,7 @@ class Alarm:
     spill: str | None
     unit: str = "chars"
     tokens: int | None = None
+    doubled: bool = False  # Qwen's rule: oversized above 2 × the budget + 500
 
     def _size(self) -> str:
         tokens = f" (≈{figure(self.tokens)} tokens)" if self.tokens is not None else ""
@@ -55,14 +56,16 @@ class Alarm:
 
     def for_user(self) -> str:
         where = f"; full output in {self.spill}" if self.spill else ""
-        over = f"over {self.limit} ({self.source})" if self.source else f"over 2× its {self.limit} + 500"
+        over = f"over 2× its {self.limit} + 500" if self.doubled else f"over {self.limit}"
+        over += f" ({self.source})" if self.source else ""
         return (f"doctor: {inert_line(self.tool)} returned {self._size()}, {over}: it stays in "
                 f"context on every later turn{where}. /doctor:memory shows the session.")
 
     def for_model(self) -> str:
         page = (f" Its full output is in {self.spill}; page in only the part you need from there instead of "
                 "re-running the tool." if self.spill else " Avoid re-running it for more; ask for narrower output.")
-        above = f"above {self.limit} ({self.source})" if self.source else f"above twice its {self.limit}"
+        above = (f"above twice its {self.limit}" if self.doubled else f"above {self.limit}") \
+            + (f" ({self.source})" if self.source else "")
         return f"The last {inert_line(self.tool)} result is {self._size()}, {above}.{page}"
 
 
@@ -103,7 +106,8 @@ def _qwen(tool: str, text: str, cwd: Path | None, overrides: dict, call_id: str 
     from doctor.integrations.qwen_after_hook import delivered, temp_dir
 
     budgets = resolve_settings(ReportOptions(tool_budgets=overrides, env=env), cwd).budgets
-    budget = budgets.result_budget(tool).chars
+    found = budgets.result_budget(tool)
+    budget = found.chars
     if not math.isfinite(budget):
         return None
     got = delivered(tool, text, call_id, budgets.limits, temp_dir(cwd, env))
@@ -111,17 +115,36 @@ def _qwen(tool: str, text: str, cwd: Path | None, overrides: dict, call_id: str 
     if got.text.startswith(budgets.exempt_prefixes) \
             or chars <= budget * COMBINED_PASS_TOLERANCE_FACTOR + TRUNCATION_FALLBACK_ENVELOPE_SLACK:
         return None
-    return Alarm(tool, chars, f"{figure(budget)}-char budget", None, got.spill or _spill(got.text))
+    return Alarm(tool, chars, f"{figure(budget)}-char budget", _qwen_source(found), got.spill or _spill(got.text),
+                 doubled=True)
+
+
+def _qwen_source(budget) -> str:
+    """Where a Qwen budget comes from, in Qwen's terms (doctor's own: its config file and key, or the flag)."""
+    if budget.source == "override":
+        return f"doctor's own: {budget.detail}"
+    if budget.source == "threshold":
+        return "Qwen Code's tools.truncateToolOutputThreshold"
+    if budget.source == "mcp":
+        return f"Qwen Code's default for an MCP tool ({budget.detail})"
+    return "Qwen Code's own for this tool"
 
 
 def _limit(rules, budget) -> str:
-    """`Gemini CLI's 40,000-char limit`, `Claude Code's 25,000-token limit (≈100,000 chars)`."""
+    """Whose limit, in its own unit: `Claude Code's 25,000-token limit (≈100,000 chars)`; doctor's own budget
+    (`doctor's 10,000-char budget`, from its config or a flag: `budget.detail` says which); the limit doctor
+    holds a tool the agent never cuts to (Gemini CLI's read_file). The agent's header allowance is its own."""
     unit = {"chars": "char", "bytes": "byte", "tokens": "token"}.get(budget.unit, budget.unit)
-    said = f"{rules.client}'s {figure(budget.value)}-{unit} limit"
+    if budget.source == "override":
+        said = f"doctor's {figure(budget.value)}-{unit} budget"
+    elif not budget.own:
+        said = f"the {figure(budget.value)}-{unit} limit doctor holds it to"
+    else:
+        said = f"{rules.client}'s {figure(budget.value)}-{unit} limit"
     if budget.unit != rules.unit:
         said += f" (≈{figure(budget.chars)} {rules.unit})"
     if rules.allowance:
-        said += f" + {figure(rules.allowance)} {rules.unit} of header"
+        said += f" + {figure(rules.allowance)} {rules.unit} of {rules.client}'s header"
     return said
 
 

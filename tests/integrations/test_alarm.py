@@ -94,8 +94,9 @@ def test_codex_reads_the_models_policy_and_its_tool_name(tmp_path, monkeypatch):
     config.write_text("[budgets]\nexec_command = 5000\n")
     monkeypatch.setenv("DOCTOR_CONFIG", str(config))
     assert check("codex", "Bash", "x" * 6_000, None, model="gpt-5.5") is None  # 5,000 + 1,000 header allowance
-    assert "Codex CLI's 5,000-byte limit + 1,000 bytes of header (--tool-budget exec_command)" in \
-        check("codex", "Bash", "x" * 6_001, None, model="gpt-5.5").for_user()
+    # doctor's own budget, from its config file (not Codex's, nor a flag); the header allowance is Codex's
+    assert f"over doctor's 5,000-byte budget + 1,000 bytes of Codex CLI's header ([budgets] exec_command in {config})" \
+        in check("codex", "Bash", "x" * 6_001, None, model="gpt-5.5").for_user()
 
 
 def _hook(capsys, monkeypatch, payload, *flags):
