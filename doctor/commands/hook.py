@@ -95,8 +95,10 @@ def _after_tool(agent: str, event: str, payload: dict, tell_model: bool) -> dict
     tool = payload.get("tool_name")
     cwd = payload.get("cwd")
     model = payload.get("model")  # Codex names it: its truncation policy depends on the model
+    call_id = payload.get("tool_call_id")  # Qwen's: its spill files are named after it
     alarm = check(agent, tool if isinstance(tool, str) else "", payload.get("tool_response"),
-                  Path(cwd) if isinstance(cwd, str) else None, model=model if isinstance(model, str) else None)
+                  Path(cwd) if isinstance(cwd, str) else None, model=model if isinstance(model, str) else None,
+                  call_id=call_id if isinstance(call_id, str) else None)
     if alarm is None:
         return None
     answer: dict = {"systemMessage": alarm.for_user()}

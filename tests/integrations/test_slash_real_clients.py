@@ -283,8 +283,9 @@ def test_claude_after_tool_hook_raises_the_oversized_alarm(tmp_path, tell_model)
     assert len(alarms) == 1 and "doctor: Read returned " in alarms[0], shown  # the persisted Bash: silent
     [transcript] = (box.home / ".claude" / "projects").glob("*/*.jsonl")
     row = _memory_row(box, transcript, "Read")  # doctor memory afterwards: the same verdict, the same figure
-    assert f"Read returned {row['rawChars']:,} chars (≈{row['sentTokens']:,} tokens), over Claude Code's 20,000-char " \
-           "limit (--tool-budget Read)" in alarms[0]
+    config = box.home / ".config" / "doctor" / "config.toml"  # doctor's own budget, named by its file and key
+    assert f"Read returned {row['rawChars']:,} chars (≈{row['sentTokens']:,} tokens), over doctor's 20,000-char " \
+           f"budget ([budgets] Read in {config})" in alarms[0]
     told = ran.text_with("The last Read result is")
     assert (told is not None) == tell_model
 
@@ -296,19 +297,28 @@ def test_qwen_after_tool_hook_tells_the_model_when_opted_in(tmp_path):
     settings = box.home / ".qwen" / "settings.json"  # truncation off, as in recordings/qwen/oversized-alarm
     settings.write_text(json.dumps({**json.loads(settings.read_text()),
                                     "tools": {"truncateToolOutputThreshold": -1, "toolOutputBatchBudget": -1}}))
+    # The team's doctor budget for the shell (20,000 chars) is what trips here: with truncation off Qwen keeps
+    # the shell's 60,000 chars whole.
+    _doctor_budgets(box, "[budgets]\nrun_shell_command = 20000\n")
     grep = box.project / "grep"
     grep.mkdir()
     for f in range(20):
         (grep / f"g{f:02d}.txt").write_text("".join("needle %02d-%04d %s\n" % (f, i, "g" * 100) for i in range(200)))
     ran = QWEN.run(box, ["-p", "go", "--yolo"], [
         [{"name": "grep_search", "args": {"pattern": "needle", "path": str(grep)}}],
+        [{"name": "run_shell_command", "args": {"command": "python3 -c \"print('o' * 60000)\"", "description": "big"}}],
         [{"name": "run_shell_command", "args": {"command": "seq 1 5", "description": "small"}}], "All done."])
     assert ran.returncode == 0, ran.stderr
-    # grep keeps its finite 20,000 budget with truncation off: the raw 1,000 matches are oversized.
+    # The hook is handed grep's 1,000 raw matches (over 2 × 20,000 + 500), but Qwen cuts them to grep's
+    # 20,000-char budget after the hook: the model gets Qwen's cut, and is told nothing about it.
     # (Qwen 0.24.4 headless shows no hook systemMessage; the model-facing sentence is what is checked.)
-    told = ran.text_with("above twice its 20,000-char budget")
-    assert told is not None and "The last grep_search result is" in told
-    assert ran.text_with("The last run_shell_command result") is None
+    assert ran.text_with("Tool output was too large and has been truncated") is not None
+    assert ran.text_with("The last grep_search result") is None
+    told = ran.text_with("The last run_shell_command result is")
+    assert told is not None and "above twice its 20,000-char budget" in told
+    [transcript] = (box.home / ".qwen" / "projects").glob("*/chats/*.jsonl")
+    assert _memory_row(box, transcript, "run_shell_command")["oversized"]  # doctor memory: the same verdict
+    assert ran.text_with("The last run_shell_command result is 6") is not None  # the 60,0xx-char one, not seq's
 
 
 @_needs(GEMINI)
@@ -331,13 +341,14 @@ def test_gemini_after_tool_hook_raises_the_oversized_alarm(tmp_path):
     [transcript] = (box.home / ".gemini" / "tmp").glob("*/chats/session-*.json*")
     row = _memory_row(box, transcript, "read_file")
     told = ran.text_with("<hook_context>The last read_file result is 122,328 chars")
-    assert told is not None and "above Gemini CLI's 40,000-char limit" in told
+    assert told is not None and "above the 40,000-char limit doctor holds it to" in told
     # doctor memory counts the same result afterwards, with the hook's own sentence Gemini appended to it
     assert row["rawChars"] == len(told) and told.index("\n\n<hook_context>") == 122_328
     # (its tokens are Gemini's estimate of the 122,328 chars; doctor memory's row also holds the hook's sentence)
     assert "doctor: read_file returned 122,328 chars (≈" in alarms[0]
-    assert "tokens), over Gemini CLI's 40,000-char limit (no limit of its own; " \
-           "held to tools.truncateToolOutputThreshold" in alarms[0]
+    # Gemini cuts no read_file output: the 40,000 chars are the limit doctor holds it to, never Gemini's own
+    assert "tokens), over the 40,000-char limit doctor holds it to (Gemini CLI cuts none of their output; " \
+           "held to tools.truncateToolOutputThreshold" in alarms[0] and "Gemini CLI's 40,000" not in alarms[0]
     assert ran.text_with("seq 1 5") is not None and sum("<hook_context>" in body for body in ran.bodies[-1:]) == 1
 
 
@@ -356,7 +367,9 @@ def test_codex_after_tool_hook_tells_the_model(tmp_path):
         [{"name": "exec_command", "args": {"cmd": "seq 1 5"}}], "All done."])
     assert ran.returncode == 0, ran.stderr
     told = ran.text_with("The last Bash result is")
-    assert told is not None and "above Codex CLI's 20,000-byte limit + 1,000 bytes of header" in told, ran.stderr[-2000:]
+    config = box.home / ".config" / "doctor" / "config.toml"  # doctor's own budget, not Codex's nor a flag's
+    assert told is not None and ("above doctor's 20,000-byte budget + 1,000 bytes of Codex CLI's header "
+                                 f"([budgets] exec_command in {config})") in told, ran.stderr[-2000:]
     assert sum("The last Bash result is" in body for body in ran.bodies) == 2  # in both later requests, once
     [transcript] = (box.home / ".codex" / "sessions").rglob("rollout-*.jsonl")
     assert _memory_row(box, transcript, "exec_command")["rawChars"] > 21_000  # doctor memory: oversized too
