@@ -6,8 +6,9 @@ oversized by that agent's rule, as the model will get it (`doctor.integrations.a
 `--tell-model` (chosen at install time) `additionalContext` tells the model in one sentence;
 silent otherwise, and never blocking the tool.
 `UserPromptSubmit` (Codex, which has no custom slash commands): a prompt starting with
-`/doctor:memory` is answered with `additionalContext` holding the summary of the hook's own
-session (`transcript_path`); every other prompt gets no output. A hook must never get in the
+`$doctor-memory` (doctor's skill, what its interactive app sends) or `/doctor:memory` (`codex exec`)
+is answered with `additionalContext` holding the summary of the hook's own session
+(`transcript_path`); every other prompt gets no output. A hook must never get in the
 agent's way: whatever happens, it exits 0 (exit 2 would block the prompt or the tool) and
 prints nothing on stdout but a valid answer; a problem is one line on stderr.
 """
@@ -20,9 +21,9 @@ from pathlib import Path
 from types import SimpleNamespace
 
 from doctor import exitcodes
-from doctor.integrations import AGENTS
+from doctor.integrations import AGENTS, typed_command
 
-SLASH = "/doctor:memory"
+PROMPTS = ("$doctor-memory", "/doctor:memory")  # the skill, then the form `codex exec` passes on
 
 
 def register(subparsers) -> None:
@@ -75,7 +76,7 @@ def _after_tool(agent: str, event: str, payload: dict, tell_model: bool) -> dict
                   Path(cwd) if isinstance(cwd, str) else None, model=model if isinstance(model, str) else None)
     if alarm is None:
         return None
-    answer: dict = {"systemMessage": alarm.for_user()}
+    answer: dict = {"systemMessage": alarm.for_user(typed_command(agent))}
     if tell_model:
         answer["hookSpecificOutput"] = {"hookEventName": event, "additionalContext": alarm.for_model()}
     return answer
@@ -83,9 +84,11 @@ def _after_tool(agent: str, event: str, payload: dict, tell_model: bool) -> dict
 
 def _prompt(agent: str, payload: dict) -> dict | None:
     prompt = payload.get("prompt")
-    if not isinstance(prompt, str) or not prompt.lstrip().startswith(SLASH):
+    typed = prompt.lstrip() if isinstance(prompt, str) else ""
+    command = next((each for each in PROMPTS if typed.startswith(each)), None)
+    if command is None:
         return None
-    rest = prompt.lstrip()[len(SLASH):]
+    rest = typed[len(command):]
     if rest and not rest[0].isspace():
         return None  # `/doctor:memoryfoo` is not the command
     from doctor.commands.slash import compose

@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 from doctor import exitcodes
-from doctor.integrations import AGENTS
+from doctor.integrations import AGENTS, typed_command
 from doctor.report.model import PATH_STYLES
 
 USAGE = "/doctor:memory [--top N] [--paths short|full|hash]"
@@ -72,7 +72,7 @@ def compose(agent: str, session_id: str | None, transcript: Path | None, typed: 
     if found.path is None:
         if found.session_id:
             return (f"doctor: session {found.session_id} has no transcript yet (its first prompt); "
-                    "run /doctor:memory again after a turn.\n"), exitcodes.OK
+                    f"run {typed_command(agent)} again after a turn.\n"), exitcodes.OK
         return f"doctor: no {agent} session found for {cwd} yet.\n", exitcodes.OK
     return summary(found.path, agent, options.top, options.paths)
 
