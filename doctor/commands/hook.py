@@ -8,7 +8,9 @@ silent otherwise, and never blocking the tool.
 `UserPromptSubmit` (Codex, which has no custom slash commands): a prompt starting with
 `$doctor-memory` (doctor's skill, what its interactive app sends) or `/doctor:memory` (`codex exec`)
 is answered with `additionalContext` holding the summary of the hook's own session
-(`transcript_path`); every other prompt gets no output. A hook must never get in the
+(`transcript_path`); every other prompt gets no output. Gemini's `SessionStart`: the session is
+recorded for the Gemini process (`doctor.integrations.current`), since its `/doctor:memory` is told
+nothing; no output. A hook must never get in the
 agent's way: whatever happens, it exits 0 (exit 2 would block the prompt or the tool) and
 prints nothing on stdout but a valid answer; a problem is one line on stderr.
 """
@@ -59,6 +61,11 @@ AFTER_TOOL = ("PostToolUse", "AfterTool")
 
 def respond(agent: str, payload: dict, *, tell_model: bool = False) -> dict | None:
     event = payload.get("hook_event_name")
+    if event == "SessionStart" and agent == "gemini":  # which session this Gemini process is in, for /doctor:memory
+        from doctor.integrations.current import remember
+
+        remember(agent, payload)
+        return None
     if event == "UserPromptSubmit":
         return _prompt(agent, payload)
     if event in AFTER_TOOL:

@@ -69,6 +69,9 @@ def compose(agent: str, session_id: str | None, transcript: Path | None, typed: 
     except ValueError as exc:
         return f"doctor: {exc}. Usage: {USAGE}\n", exitcodes.USAGE_OR_INPUT
     found = locate(agent, session_id, cwd, transcript=transcript)
+    if not found.known:
+        return ("doctor: cannot tell which session this is: doctor's SessionStart hook has not recorded it "
+                f"(start a new session after `doctor install {agent}`); not describing another session.\n"), exitcodes.OK
     if found.path is None:
         if found.session_id:
             return (f"doctor: session {found.session_id} has no transcript yet (its first prompt); "

@@ -16,8 +16,8 @@ given, is the call id the client gets, so that recordings of one script are comp
 summarizer that fails, so the client falls back to the raw text). The string "{{SPILL}}" inside a step is replaced by the last spill
 path the client mentioned in its request, so a step can page into the file the client just wrote.
 A step {"quote": [FROM, THROUGH]} answers, as a model that shows a text "as it is" would, with the
-request's last text from FROM to the end of the first line after it that holds THROUGH (the
-whole rest of that text when THROUGH is not in it; "(nothing to quote)" when FROM is nowhere).
+request's last text that holds FROM, from there to the end of the first line after it that holds
+THROUGH (without THROUGH: to the first empty line; "(nothing to quote)" when FROM is nowhere).
 Each protocol module defines how to tell the main loop apart, how to find spill paths, and how to
 answer; `serve(protocol)` runs it: `python <protocol module> PORT SCRIPT.json [LOG]`.
 """
@@ -165,14 +165,15 @@ class Handler(BaseHTTPRequestHandler):
 
 
 def quoted(body, start: str, through: str) -> str:
-    """The last string in `body` holding `start`, from `start` to the end of the line after it holding `through`."""
+    """The last string in `body` holding `start`, from there to the end of the line holding `through` (or the
+    first empty line)."""
     texts = [text for text in _strings(body) if start in text]
     if not texts:
         return "(nothing to quote)"
-    text = texts[-1][texts[-1].rindex(start):]
+    text = texts[-1][texts[-1].index(start):]
     end = text.find(through)
     if end < 0:
-        return text.rstrip()
+        return text.split("\n\n", 1)[0].rstrip()
     line_end = text.find("\n", end)
     return text if line_end < 0 else text[:line_end]
 

@@ -12,16 +12,18 @@ from __future__ import annotations
 
 import json
 import re
+import time
 
 import pytest
 
 from tests.conftest import REQUIRE_REFERENCE
-from tests.integrations.clients import CODEX, CODEX_BIN, Sandbox
+from tests.integrations.clients import CODEX, CODEX_BIN, GEMINI, GEMINI_SETTINGS, Sandbox
 from tests.integrations.test_slash_real_clients import _chars, _codex_config, _sent
 from tests.integrations.tmux import TMUX, Pane
 
 pytestmark = [pytest.mark.slow]
-SHOW = {"quote": ["doctor memory — ", "Full report"]}  # the model shows doctor's text as it is
+GEMINI_MENU = r"doctor:memory +doctor memory - what this session keeps"
+SHOW = {"quote": ["doctor", "Full report"]}  # the model shows doctor's text as it is (summary or one line)
 
 
 def _needs(client):
@@ -71,3 +73,66 @@ def test_codex_app_shows_doctors_summary_for_dollar_doctor_memory(tmp_path):
     assert _chars(shown) == _sent(expected)
     # implicit invocation is off: the skill is not listed to the model in every request, only sent when typed
     assert not any("doctor-memory" in json.dumps(body) for body in bodies[:1])
+
+
+def _gemini_box(tmp_path) -> Sandbox:
+    box = Sandbox(tmp_path)
+    (box.home / ".gemini").mkdir()
+    (box.home / ".gemini" / "settings.json").write_text(json.dumps(GEMINI_SETTINGS))
+    box.doctor("install", "gemini")
+    return box
+
+
+def _slash(pane: Pane, menu: str, typed: str = "/doctor:memory") -> None:
+    """Type a command as a user does, once the completion menu offers it (`menu`), Enter. Keys typed while
+    the client is still busy (starting, ending a turn) can be dropped: then the menu never shows, and the
+    command is typed again."""
+    for _ in range(6):
+        pane.type(typed, enter=False)
+        try:
+            pane.wait_for(menu, timeout=10)
+            break
+        except AssertionError:
+            pane.keys("Escape", "Escape")
+    pane.keys("Enter")
+
+
+@_needs(GEMINI)
+def test_gemini_new_session_reports_itself_not_the_folders_previous_one(tmp_path):
+    """Gemini CLI tells `/doctor:memory` nothing about its session; a session of the same folder written before
+    (its 30,000-line result) must not be described as this one: doctor's SessionStart hook recorded which
+    session this Gemini process is in. Its first /doctor:memory: no transcript yet; after a turn: its own."""
+    box = _gemini_box(tmp_path)
+    before = GEMINI.run(box, ["-p", "go", "--yolo"], [
+        [{"name": "run_shell_command", "args": {"command": "seq 1 30000", "description": "big"}}], "All done."])
+    assert before.returncode == 0, before.stderr
+    [old] = (box.home / ".gemini" / "tmp").glob("*/chats/session-*.json*")
+    old_id = json.loads(box.doctor("memory", str(old), "--json").stdout)["source"]["sessionId"]
+    steps = [SHOW, [{"name": "run_shell_command", "args": {"command": "seq 1 5", "description": "small"}}], "All done.",
+             SHOW]
+    pane = Pane(box.root)
+    with GEMINI.server(box, steps) as (port, _):
+        try:
+            pane.start(GEMINI.command(port, ["--yolo"]), box.project, {**GEMINI.environment(box, port), "TERM": "xterm-256color"})
+            pane.wait_for(r"Type your message")
+            _slash(pane, GEMINI_MENU)
+            # Gemini has written the new session's file by now: 0 results (or, sooner, "no transcript yet")
+            first = pane.wait_for(r"doctor(?: memory — gemini session|: session) ([0-9a-f-]{36})")
+            time.sleep(2)
+            pane.type("count to 5 please")
+            pane.wait_for(r"All done\.")
+            time.sleep(2)
+            _slash(pane, GEMINI_MENU)
+            pane.wait_for(r"1 result, [\d,]+ chars sent")
+            pane.wait_for(r"(?s)1 result, .*Full report \(mode 0600\)")
+            screen = pane.screen()
+        finally:
+            pane.close()
+    print(screen)  # README's captured screen (pytest -s)
+    [new] = [path for path in (box.home / ".gemini" / "tmp").glob("*/chats/session-*.json*") if path != old]
+    expected = json.loads(box.doctor("memory", str(new), "--json").stdout)
+    assert first[1] == expected["source"]["sessionId"] != old_id
+    shown = _on_screen(screen)
+    assert shown.count(f"gemini session {expected['source']['sessionId']}") >= 1, screen
+    assert _chars(shown[shown.rindex("doctor memory — "):]) == _sent(expected)
+    assert expected["toolResultRetention"]["toolResultCount"] == 1 and old_id not in shown
