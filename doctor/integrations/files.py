@@ -37,7 +37,9 @@ from doctor.safety.writes import Refused
 MARKER = "doctor install"  # every file doctor owns says "Written by `doctor install <agent>`"
 BACKUP = ".doctor-backup-"
 _BACKUP_NAME = re.compile(r"(\d{8}T\d{6})(?:-(\d+))?")
-_DOCTORS_FOLDERS = ("doctor", "commands", "policies")  # left empty by a removed file of doctor's: removed too
+# left empty by a removed file of doctor's: removed too (`commands/doctor/`, `policies/`, Codex's
+# `skills/doctor-memory/agents/`), climbing while the folder is one of these
+_DOCTORS_FOLDERS = ("doctor", "commands", "policies", "doctor-memory", "skills")
 
 
 @dataclass(frozen=True)
@@ -340,15 +342,17 @@ def restore(path: Path, text: str) -> None:
 
 
 def _remove_empty_folders(folder: Path) -> None:
-    """Remove the `commands/doctor/` (then `commands/`) or `policies/` folder a removed file of doctor's
-    left empty."""
-    for each in (folder, folder.parent) if folder.name == "doctor" else (folder,):
-        if each.name not in _DOCTORS_FOLDERS:
+    """Remove the folders of doctor's a removed file left empty: `commands/doctor/` (then `commands/`),
+    `policies/`, `skills/doctor-memory/agents/` (then `doctor-memory/`, then `skills/`)."""
+    for _ in range(3):
+        ours = folder.name in _DOCTORS_FOLDERS or (folder.name == "agents" and folder.parent.name == "doctor-memory")
+        if not ours:
             return
         try:
-            each.rmdir()
+            folder.rmdir()
         except OSError:
             return
+        folder = folder.parent
 
 
 # --- edits of parsed JSON settings ---------------------------------------------------------------

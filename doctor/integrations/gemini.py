@@ -7,9 +7,10 @@ typed arguments shell-quoted (`{{args}}`). Gemini runs it only when a policy all
 that exact form, `doctor slash gemini --args=<one shell word>` and nothing after it (Gemini tests a
 `commandRegex` against `"command":"<command>"` in its JSON of the call's arguments, each pair
 ending in a NUL: the rule ends there). A prefix rule would also let the model run `doctor slash
-gemini --transcript <any file>` unasked. Gemini passes no session id, so doctor reads the newest
-Gemini session of the working directory. `settings.json` gets an `AfterTool` hook running
-`doctor hook gemini` (the oversized alarm).
+gemini --transcript <any file>` unasked. Gemini passes the command no session id: `settings.json`
+gets a `SessionStart` hook running `doctor hook gemini`, which records the session of that Gemini
+process (`doctor.integrations.current`) for the command to find, and an `AfterTool` hook (the
+oversized alarm).
 """
 
 from __future__ import annotations
@@ -49,8 +50,9 @@ READS_COMMENTS = Comments("Gemini CLI", bom=False)
 def plan(location: Location, *, installing: bool, options: dict) -> Plan:
     base = location.base(agent_homes(location.env)[GEMINI], ".gemini")
     def edit(settings: dict) -> None:
-        edit_hook(settings, "gemini", "AfterTool", installing=installing,
-                  tell_model=options.get("tell_model", False), matcher="*", timeout=30000)
+        for event in ("SessionStart", "AfterTool"):
+            edit_hook(settings, "gemini", event, installing=installing,
+                      tell_model=options.get("tell_model", False), matcher="*", timeout=30000)
 
     return Plan([
         owned_file(base / "commands" / "doctor" / "memory.toml", COMMAND if installing else None, location.within),

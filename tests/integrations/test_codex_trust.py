@@ -140,7 +140,7 @@ def test_a_codex_that_ends_without_answering_leaves_nothing_behind(tmp_path, mon
     monkeypatch.chdir(box.project)
     assert cli.main(["install", "codex", "--trust"]) == 2
     assert "could not trust doctor's hook: codex app-server " in capsys.readouterr().err  # ended, or not reading
-    assert sorted(p.name for p in config.parent.iterdir()) == ["config.toml", "hooks.json"]
+    assert sorted(p.name for p in config.parent.iterdir()) == ["config.toml", "hooks.json", "skills"]
     assert config.read_text() == 'model = "x"\n'
     assert [thread for thread in threading.enumerate() if isinstance(thread, threading.Timer)] == []
 

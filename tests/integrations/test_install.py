@@ -154,6 +154,38 @@ def test_codex_hooks_keep_the_users_own_hooks(home):
     assert json.loads(hooks.read_text()) == theirs
 
 
+def _tree(root: Path) -> dict[str, bytes | None]:
+    """Every file (its bytes) and folder (None) under `root`: an uninstall must leave no folder of doctor's."""
+    return {str(path.relative_to(root)): None if path.is_dir() else path.read_bytes() for path in sorted(root.rglob("*"))
+            if ".doctor-backup-" not in path.name}
+
+
+@pytest.mark.parametrize("scope", ["--user", "--project"])
+@pytest.mark.parametrize("theirs", [False, True], ids=["no-skills-yet", "beside-their-skills"])
+def test_codex_skill_is_installed_and_uninstalled_exactly(scope, theirs, home, capsys):
+    """Codex's interactive app rejects `/doctor:memory`; `$doctor-memory` is doctor's skill, in the skills folder
+    beside hooks.json. Uninstall takes out its file, the file that keeps it from being picked unasked, and the
+    folders they needed, and nothing of the user's (their own skill, Codex's bundled `.system` skills)."""
+    base = home / ".codex" if scope == "--user" else home.parent / "project" / ".codex"
+    base.mkdir()  # Codex's folder is there (hooks.json's, as before)
+    if theirs:
+        for mine in ("my-skill/SKILL.md", ".system/imagegen/SKILL.md"):
+            (base / "skills" / mine).parent.mkdir(parents=True)
+            (base / "skills" / mine).write_text("---\nname: mine\ndescription: mine\n---\nmine\n")
+    before = _tree(home.parent)
+
+    assert cli.main(["install", "codex", scope]) == 0
+
+    said = capsys.readouterr().out
+    skill = base / "skills" / "doctor-memory"
+    assert f"created   {skill / 'SKILL.md'}" in said and "type $doctor-memory in Codex" in said
+    text = (skill / "SKILL.md").read_text()
+    assert text.startswith("---\n") and "\nname: doctor-memory\n" in text and "Show that text to the user as it is" in text
+    assert "allow_implicit_invocation: false" in (skill / "agents" / "openai.yaml").read_text()
+    assert cli.main(["uninstall", "codex", scope]) == 0
+    assert _tree(home.parent) == before
+
+
 def test_tell_model_is_chosen_at_install_and_switches_cleanly(home):
     settings = home / ".claude" / "settings.json"
     cli.main(["install", "claude"])

@@ -209,8 +209,12 @@ def test_gemini_slash_command_reaches_the_model(tmp_path):
     assert summary is not None, typed.stdout + typed.stderr
     # Gemini CLI 0.61.0 resumes with the call's response twice (a synthesized `<id>_response` message
     # beside the recorded one) and sends both to the model: the summary counts what the model holds.
-    [transcript] = (box.home / ".gemini" / "tmp").glob("*/chats/session-*.json*")
+    # Resuming with a SessionStart hook (doctor's records the session), Gemini CLI 0.61.0 first starts a new file
+    # for the session (its opening context only), then writes on into the old one: the summary is the old one's.
+    files = list((box.home / ".gemini" / "tmp").glob("*/chats/session-*.json*"))
+    transcript = max(files, key=lambda path: path.stat().st_size)
     report = json.loads(box.doctor("memory", str(transcript), "--json").stdout)
+    assert f"gemini session {report['source']['sessionId']}" in summary
     expected = report["toolResultRetention"]
     assert _chars(summary) == _sent(report)
     sent = json.loads(typed.bodies[-1])["contents"]
