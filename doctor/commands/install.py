@@ -56,11 +56,13 @@ def run(args) -> int:
         print(f"doctor {command}: refused: {exc}", file=sys.stderr)
         return exitcodes.USAGE_OR_INPUT
     trust = None
+    from doctor.integrations.codex_trust import TrustFailed
+
     if getattr(args, "trust", False):
         if args.agent != "codex":
             print(f"doctor {command}: --trust is for Codex (the other agents run doctor's hook without it)", file=sys.stderr)
             return exitcodes.USAGE_OR_INPUT
-        from doctor.integrations.codex_trust import CodexTrust, TrustFailed
+        from doctor.integrations.codex_trust import CodexTrust
 
         trust = CodexTrust(location)
         try:
@@ -78,21 +80,22 @@ def run(args) -> int:
             print(f"would ask Codex to trust doctor's hook in {trust.config} (its own `codex app-server`)")
         print(f"doctor {command} {args.agent}: dry run, {len(changed)} file(s) would change, nothing written")
         return exitcodes.OK
-    try:
-        backups = apply(changed)
+    trusted: list[str] = []
+    try:  # the trust needs the hook written; if Codex cannot record it, what was written goes back
+        backups = apply(changed, then=None if trust is None else lambda: trusted.append(trust.apply()))
     except OSError as exc:
         print(f"doctor {command}: {getattr(exc, 'filename', '') or ''}: {exc.strerror or exc}", file=sys.stderr)
+        return exitcodes.USAGE_OR_INPUT
+    except TrustFailed as exc:
+        print(f"doctor {command}: could not trust doctor's hook: {exc}; nothing was installed (what was written "
+              "was put back); trust it with /hooks in Codex, or install without --trust", file=sys.stderr)
         return exitcodes.USAGE_OR_INPUT
     for change in planned.changes:
         print(f"{change.verb:9} {change.path}" + _details(change, backups.get(change.path)))
     if not changed:
         print(f"doctor {command} {args.agent}: already {'installed' if args.installing else 'absent'}, nothing changed")
-    if trust is not None:
-        try:
-            print(trust.apply())
-        except (Refused, TrustFailed) as exc:
-            print(f"doctor {command}: could not trust doctor's hook: {exc}; trust it with /hooks in Codex", file=sys.stderr)
-            return exitcodes.USAGE_OR_INPUT
+    for line in trusted:
+        print(line)
     if args.installing:
         for note in planned.notes:
             print(f"next: {note}")

@@ -8,19 +8,35 @@ Codex runs a new or changed hook only after the user trusted it (`/hooks` in the
 `doctor install codex --trust`, which asks Codex to record it: `codex_trust`; `codex exec
 --dangerously-bypass-hook-trust` skips it for one run), and says nothing otherwise.
 The same command answers `PostToolUse` with the oversized alarm.
+Codex runs the user's and a trusted project's hooks.json both: with doctor's hook in each, every
+prompt and tool call would get two answers. So install refuses while the other scope has doctor's
+hook (the user's when installing `--project`, this project's when installing `--user`), naming it.
 """
 
 from __future__ import annotations
 
-from doctor.integrations.plans import Location, Plan, edit_hook
-from doctor.integrations.files import json_settings
+import json
+from pathlib import Path
+
+from doctor.integrations import USER
+from doctor.integrations.plans import Location, Plan, edit_hook, hook_command
+from doctor.integrations.files import Refused, json_settings, read_settings
 from doctor.sources.discovery import CODEX, agent_homes
 
 EVENTS = ("UserPromptSubmit", "PostToolUse")
 
 
 def plan(location: Location, *, installing: bool, options: dict) -> Plan:
-    base = location.base(agent_homes(location.env)[CODEX], ".codex")
+    home = agent_homes(location.env)[CODEX]
+    base = location.base(home, ".codex")
+    if installing:
+        other = location.project / ".codex" if location.scope == USER else home
+        # (from the home folder, the project's .codex is the user's own: one file, no second run)
+        if other.resolve() != base.resolve() and _has_doctors_hook(other / "hooks.json"):
+            scope = "--project" if location.scope == USER else "--user"
+            raise Refused(other / "hooks.json", "already runs doctor's hook, and Codex runs both hooks.json files "
+                          "(two answers to every prompt and tool call); keep one: `doctor uninstall codex "
+                          f"{scope}` first, or keep that one")
 
     def edit(settings: dict) -> None:
         for event in EVENTS:
@@ -32,3 +48,18 @@ def plan(location: Location, *, installing: bool, options: dict) -> Plan:
         "(or install with --trust)"]
     notes = [*trust, "then type /doctor:memory in Codex (the hook answers it)"] if installing else []
     return Plan([json_settings(base / "hooks.json", edit, installing=installing, within=location.within)], notes)
+
+
+def _has_doctors_hook(path: Path) -> bool:
+    """Whether the hooks.json at `path` has a handler running doctor's Codex hook (a file that is not JSON: no)."""
+    try:
+        text = read_settings(path)[0]
+        hooks = json.loads(text).get("hooks") if text else None
+    except (OSError, ValueError, AttributeError):
+        return False
+    ours = {hook_command("codex", tell_model=variant) for variant in (False, True)}
+    return isinstance(hooks, dict) and any(
+        isinstance(handler, dict) and handler.get("command") in ours
+        for groups in hooks.values() if isinstance(groups, list)
+        for group in groups if isinstance(group, dict) and isinstance(group.get("hooks"), list)
+        for handler in group["hooks"])

@@ -258,10 +258,11 @@ def _check_within(path: Path, real: Path, within: Path | None, says: str) -> Non
                             "the project (replace the link with the file, or install --user)")
 
 
-def apply(changes: list[Change], *, stamp: str | None = None) -> dict[Path, Path]:
-    """Write the changes, all or nothing: backups first, then each file; if a step fails, every file is
-    put back as it was (backups and folders made for it removed) and the error is raised. Returns each
-    changed existing file's backup."""
+def apply(changes: list[Change], *, stamp: str | None = None, then: Callable[[], None] | None = None) -> dict[Path, Path]:
+    """Write the changes, all or nothing: backups first, then each file, then `then` (a step that needs the
+    files written, such as Codex recording its trust in them); if a step fails, every file is put back
+    as it was (backups and folders made for it removed) and the error is raised. Returns each changed
+    existing file's backup."""
     stamp = stamp or time.strftime("%Y%m%dT%H%M%S")
     changed = [change for change in changes if change.before != change.after]
     undo = _Undo()
@@ -275,6 +276,8 @@ def apply(changes: list[Change], *, stamp: str | None = None) -> dict[Path, Path
             except OSError as exc:
                 exc.filename = exc.filename or str(change.path)  # a failed write() names no file
                 raise
+        if then is not None:
+            then()
     except BaseException as exc:
         undo.run(exc)
         raise

@@ -154,6 +154,29 @@ def test_codex_hooks_keep_the_users_own_hooks(home):
     assert json.loads(hooks.read_text()) == theirs
 
 
+@pytest.mark.parametrize("first, second", [("--user", "--project"), ("--project", "--user")])
+def test_codex_is_installed_in_one_scope_only(first, second, home, capsys):
+    """Codex runs the user's hooks.json and a trusted project's both: doctor's hook in each would answer every
+    prompt and tool call twice. The second scope is refused (exit 2, one line naming the first), nothing written."""
+    assert cli.main(["install", "codex", first]) == 0
+    before = snapshot(home.parent)
+    capsys.readouterr()
+    assert cli.main(["install", "codex", second, "--tell-model"]) == 2
+    err = capsys.readouterr().err
+    installed = home / ".codex" / "hooks.json" if first == "--user" else home.parent / "project" / ".codex" / "hooks.json"
+    assert err.count("\n") == 1 and f"refused: {installed}: already runs doctor's hook" in err
+    assert f"doctor uninstall codex {first}` first" in err
+    assert snapshot(home.parent) == before
+    assert cli.main(["uninstall", "codex", first]) == 0 and cli.main(["install", "codex", second]) == 0
+
+
+def test_codex_installed_from_the_home_folder_is_one_file(home, monkeypatch):
+    """Run from the home folder, the project's .codex is the user's own: installing again is no second scope."""
+    monkeypatch.chdir(home)
+    assert cli.main(["install", "codex"]) == 0
+    assert cli.main(["install", "codex"]) == 0
+
+
 def test_tell_model_is_chosen_at_install_and_switches_cleanly(home):
     settings = home / ".claude" / "settings.json"
     cli.main(["install", "claude"])
