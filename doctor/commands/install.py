@@ -1,14 +1,15 @@
 """`doctor install <agent>` / `doctor uninstall <agent>`: doctor inside Claude Code, Gemini CLI, Qwen Code, Codex.
 
 Prints one line per file it created, updated or removed (and the backup it made), or the diff
-with `--dry-run`, writing nothing then. `--trust` (Codex) then has Codex record the user's trust
+with `--dry-run`, writing nothing then. The agents' commands run the doctor that ran the install,
+by its absolute path (`doctor.integrations.program`): an agent's environment often lacks the
+virtualenv's folder on PATH, and a bare `doctor` then failed after every tool call. `--trust` (Codex) then has Codex record the user's trust
 in doctor's hook (`doctor.integrations.codex_trust`). A settings file that does not parse, or a file at one of
 doctor's paths that doctor did not write, is refused: exit 2, one line naming it, nothing written.
 """
 
 from __future__ import annotations
 
-import shutil
 import sys
 from pathlib import Path
 
@@ -97,10 +98,11 @@ def run(args) -> int:
     for line in trusted:
         print(line)
     if args.installing:
+        if changed:
+            print(f"runs      {location.program} (this doctor, by its full path: the agent needs no PATH to it; "
+                  "install again if you move it)")
         for note in planned.notes:
             print(f"next: {note}")
-        if shutil.which("doctor") is None:
-            print("warning: `doctor` is not on PATH; the agent runs `doctor …` and will not find it", file=sys.stderr)
     return exitcodes.OK
 
 

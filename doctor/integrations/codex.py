@@ -19,7 +19,7 @@ import json
 from pathlib import Path
 
 from doctor.integrations import USER
-from doctor.integrations.plans import Location, Plan, edit_hook, hook_command
+from doctor.integrations.plans import Location, Plan, edit_hook, is_hook_command
 from doctor.integrations.files import Refused, json_settings, read_settings
 from doctor.sources.discovery import CODEX, agent_homes
 
@@ -40,7 +40,7 @@ def plan(location: Location, *, installing: bool, options: dict) -> Plan:
 
     def edit(settings: dict) -> None:
         for event in EVENTS:
-            edit_hook(settings, "codex", event, installing=installing,
+            edit_hook(settings, "codex", event, location.program, installing=installing,
                       tell_model=options.get("tell_model", False), timeout=30)
 
     trust = [] if options.get("trust") else [
@@ -57,9 +57,8 @@ def _has_doctors_hook(path: Path) -> bool:
         hooks = json.loads(text).get("hooks") if text else None
     except (OSError, ValueError, AttributeError):
         return False
-    ours = {hook_command("codex", tell_model=variant) for variant in (False, True)}
     return isinstance(hooks, dict) and any(
-        isinstance(handler, dict) and handler.get("command") in ours
+        isinstance(handler, dict) and is_hook_command(handler.get("command"), "codex")
         for groups in hooks.values() if isinstance(groups, list)
         for group in groups if isinstance(group, dict) and isinstance(group.get("hooks"), list)
         for handler in group["hooks"])

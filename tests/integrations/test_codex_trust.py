@@ -92,7 +92,7 @@ def test_only_doctors_hooks_are_trusted(tmp_path):
     expected = {f"{hooks}:{event}:{group}:0"
                 for event, name in (("post_tool_use", "PostToolUse"), ("user_prompt_submit", "UserPromptSubmit"))
                 for group, entry in enumerate(installed[name])
-                if entry["hooks"][0]["command"] == "doctor hook codex --tell-model"}
+                if entry["hooks"][0]["command"] == f"{DOCTOR_BIN / 'doctor'} hook codex --tell-model"}
     assert len(expected) == 2
     assert set(tomllib.loads(config.read_text())["hooks"]["state"]) == expected
 

@@ -16,6 +16,9 @@ import pytest
 
 from doctor import cli
 from doctor.integrations import AGENTS
+from doctor.integrations.program import doctor_program
+
+PROGRAM = doctor_program()  # what install writes: this doctor's absolute path (the venv's console script)
 
 
 @pytest.fixture
@@ -68,12 +71,12 @@ def test_qwen_settings_keep_unrelated_keys_through_install_and_uninstall(home, c
 
     assert cli.main(["install", "qwen"]) == 0
     installed = json.loads(settings.read_text())
-    assert installed["permissions"]["allow"] == ["run_shell_command(git)", "run_shell_command(doctor slash qwen --args=*)"]
+    assert installed["permissions"]["allow"] == ["run_shell_command(git)", f"run_shell_command({PROGRAM} slash qwen --args=*)"]
     assert {key: value for key, value in installed.items() if key not in ("permissions", "hooks", "ui")} == {
         key: value for key, value in original.items() if key != "permissions"}
     assert list(installed) == [*original, "hooks", "ui"]  # order kept, doctor's tables last
-    assert installed["hooks"]["PostToolUse"][0]["hooks"][0]["command"] == "doctor hook qwen"
-    assert installed["ui"] == {"statusLine": {"type": "command", "command": "doctor statusline qwen"}}
+    assert installed["hooks"]["PostToolUse"][0]["hooks"][0]["command"] == f"{PROGRAM} hook qwen"
+    assert installed["ui"] == {"statusLine": {"type": "command", "command": f"{PROGRAM} statusline qwen"}}
     [backup] = settings.parent.glob("settings.json.doctor-backup-*")
     assert json.loads(backup.read_text()) == original
     assert backup.stat().st_mode & 0o777 == 0o600 == settings.stat().st_mode & 0o777
@@ -182,7 +185,7 @@ def test_tell_model_is_chosen_at_install_and_switches_cleanly(home):
     cli.main(["install", "claude"])
     cli.main(["install", "claude", "--tell-model"])
     groups = json.loads(settings.read_text())["hooks"]["PostToolUse"]
-    assert [group["hooks"][0]["command"] for group in groups] == ["doctor hook claude --tell-model"]
+    assert [group["hooks"][0]["command"] for group in groups] == [f"{PROGRAM} hook claude --tell-model"]
     cli.main(["uninstall", "claude"])
     assert not settings.exists()
 
@@ -220,7 +223,7 @@ def test_install_sets_the_status_line_and_uninstall_removes_it(agent, keys, home
     value = json.loads((home / f".{agent}" / "settings.json").read_text())
     for key in keys:
         value = value[key]
-    assert value == {"type": "command", "command": f"doctor statusline {agent}"}
+    assert value == {"type": "command", "command": f"{PROGRAM} statusline {agent}"}
     assert "kept your own" not in capsys.readouterr().out
 
 

@@ -15,9 +15,10 @@ import re
 import pytest
 
 from tests.conftest import REQUIRE_REFERENCE
-from tests.integrations.clients import CLAUDE, CODEX, GEMINI, GEMINI_SETTINGS, QWEN, ROOT, Sandbox
+from tests.integrations.clients import CLAUDE, CODEX, DOCTOR_BIN, GEMINI, GEMINI_SETTINGS, QWEN, ROOT, Sandbox
 
 pytestmark = [pytest.mark.slow]
+DOCTOR = DOCTOR_BIN / "doctor"  # what `doctor install` writes into the command files and rules
 
 
 def _needs(client):
@@ -93,9 +94,9 @@ def test_qwen_permission_lets_only_the_command_files_form_run_unasked(tmp_path):
     other = ROOT / "tests/recordings/qwen/oversized-alarm/session.jsonl"
     other_id = json.loads((other.parent / "meta.json").read_text())["sessionId"]
     ran = QWEN.run(box, ["-p", "go"], [
-        [{"name": "run_shell_command", "args": {"command": f"doctor slash qwen --args= --transcript {other}",
+        [{"name": "run_shell_command", "args": {"command": f"{DOCTOR} slash qwen --args= --transcript {other}",
                                                 "description": "a"}}],
-        [{"name": "run_shell_command", "args": {"command": f"doctor slash qwen --transcript {other}", "description": "b"}}],
+        [{"name": "run_shell_command", "args": {"command": f"{DOCTOR} slash qwen --transcript {other}", "description": "b"}}],
         "All done."])
     assert ran.returncode == 0, ran.stderr
     assert not any(other_id in body for body in ran.bodies)  # the other session was never read
@@ -160,12 +161,12 @@ def test_gemini_policy_lets_only_the_command_files_form_run_unasked(tmp_path):
     (box.home / ".gemini" / "settings.json").write_text(json.dumps(GEMINI_SETTINGS))
     box.doctor("install", "gemini")
     [other] = (ROOT / "tests/recordings/gemini/big-outputs/home/.gemini/tmp").glob("*/chats/session-*.json*")
-    steered = f"doctor slash gemini --transcript {other}"
+    steered = f"{DOCTOR} slash gemini --transcript {other}"  # the doctor install wrote into the rule
     ran = GEMINI.run(box, ["-p", "go"], [
         [{"name": "run_shell_command", "args": {"command": steered, "description": "a"}}],
-        [{"name": "run_shell_command", "args": {"command": f"doctor slash gemini --args= --transcript {other}",
+        [{"name": "run_shell_command", "args": {"command": f"{DOCTOR} slash gemini --args= --transcript {other}",
                                                 "description": "b"}}],
-        [{"name": "run_shell_command", "args": {"command": "doctor slash gemini --args='--top 2'", "description": "c"}}],
+        [{"name": "run_shell_command", "args": {"command": f"{DOCTOR} slash gemini --args='--top 2'", "description": "c"}}],
         "All done."])
     assert ran.returncode == 0, ran.stderr
     other_id = json.loads((ROOT / "tests/recordings/gemini/big-outputs/meta.json").read_text())["sessionId"]
