@@ -27,6 +27,9 @@ from doctor import exitcodes
 from doctor.integrations import AGENTS
 
 SLASH = "/doctor:memory"
+STDIN_CAP = 64 << 20
+"""The most of a hook's stdin doctor reads: far above the tool output an agent hands its hooks (the agents cut
+a result to tens of KB before the model sees it), and a bound on what one payload can make the hook hold."""
 
 
 def register(subparsers) -> None:
@@ -50,7 +53,12 @@ def run(args) -> int:
     from doctor.report.inert import inert_line
 
     try:
-        payload = json.loads(sys.stdin.buffer.read() or b"{}")
+        data = sys.stdin.buffer.read(STDIN_CAP + 1)
+        if len(data) > STDIN_CAP:
+            _drain(sys.stdin.buffer)
+            print(f"doctor hook: the hook's input is over {STDIN_CAP >> 20} MiB; not read", file=sys.stderr)
+            return exitcodes.OK
+        payload = json.loads(data or b"{}")
         answer = relayed(respond(args.agent, payload if isinstance(payload, dict) else {}, tell_model=args.tell_model))
     except Exception as exc:  # noqa: BLE001  (a hook that fails must still let the agent go on)
         print(f"doctor hook: {type(exc).__name__}: {inert_line(str(exc).splitlines()[0] if str(exc) else '')}",
@@ -59,6 +67,12 @@ def run(args) -> int:
     if answer:
         sys.stdout.write(json.dumps(answer, ensure_ascii=False) + "\n")
     return exitcodes.OK
+
+
+def _drain(stream) -> None:
+    """Read the rest and drop it, a block at a time, so the agent writing the payload never meets a broken pipe."""
+    while stream.read(1 << 20):
+        pass
 
 
 AFTER_TOOL = ("PostToolUse", "AfterTool")
