@@ -290,6 +290,24 @@ def test_claude_after_tool_hook_raises_the_oversized_alarm(tmp_path, tell_model)
     assert (told is not None) == tell_model
 
 
+@_needs(CLAUDE)
+def test_claude_runs_doctor_without_doctor_on_its_path(tmp_path):
+    """A venv never activated where Claude Code runs: install (itself run without doctor on PATH) writes this
+    doctor's absolute path, so the hook and the status line run; a bare `doctor` failed after every tool call."""
+    box = Sandbox(tmp_path)
+    bare = {"PATH": "/usr/bin:/bin"}
+    box.doctor("install", "claude", env=bare)
+    _doctor_budgets(box, "[budgets]\nRead = 20000\n")
+    (box.project / "notes.txt").write_text("".join(f"note {i:04d} {'n' * 40}\n" for i in range(600)))  # 30,600
+    ran = CLAUDE.run(box, ["-p", "go", "--dangerously-skip-permissions", "--tools", "Bash,Read",
+                           "--output-format", "stream-json", "--verbose"],
+                     [[{"name": "Read", "input": {"file_path": str(box.project / "notes.txt")}}], "All done."], env=bare)
+    assert ran.returncode == 0, ran.stderr
+    assert "not found" not in ran.stdout + ran.stderr and "hook failed" not in ran.stdout.lower()
+    shown = [json.loads(line).get("content", "") for line in ran.stdout.splitlines() if '"informational"' in line]
+    assert any("doctor: Read returned " in text for text in shown), shown
+
+
 @_needs(QWEN)
 def test_qwen_after_tool_hook_tells_the_model_when_opted_in(tmp_path):
     box = Sandbox(tmp_path)
