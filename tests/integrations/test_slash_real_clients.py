@@ -15,7 +15,9 @@ import re
 import pytest
 
 from tests.conftest import REQUIRE_REFERENCE
-from tests.integrations.clients import CLAUDE, CODEX, DOCTOR_BIN, GEMINI, GEMINI_SETTINGS, QWEN, ROOT, Sandbox
+from tests.integrations.clients import (CLAUDE, CODEX, DOCTOR_BIN, GEMINI, GEMINI_SETTINGS, QWEN, ROOT, Outcome,
+                                        Sandbox, bodies)
+from tests.integrations.tmux import TMUX, Pane
 
 pytestmark = [pytest.mark.slow]
 DOCTOR = DOCTOR_BIN / "doctor"  # what `doctor install` writes into the command files and rules
@@ -176,6 +178,37 @@ def test_gemini_policy_lets_only_the_command_files_form_run_unasked(tmp_path):
     assert not any(other_id in body for body in ran.bodies)  # the other session was never read
     # the exact form ran, unasked: this very session's summary (the newest of the folder)
     assert "doctor memory — gemini session" in responses[2]["output"] and other_id not in responses[2]["output"]
+
+
+@_needs(CLAUDE)
+@pytest.mark.skipif(TMUX is None and not REQUIRE_REFERENCE, reason="tmux is not installed")
+def test_claude_interactive_slash_command_is_answered_by_the_expansion_hook(tmp_path):
+    """Typed in Claude Code's own terminal UI (tmux), `/doctor:memory --top 1` expands, the
+    UserPromptExpansion hook answers, and the model receives doctor's summary of this session."""
+    box = Sandbox(tmp_path)
+    box.doctor("install", "claude")
+    (box.home / ".claude" / ".claude.json").write_text(json.dumps({
+        "hasCompletedOnboarding": True, "theme": "dark", "numStartups": 5,
+        "customApiKeyResponses": {"approved": ["sk-fake"], "rejected": []},
+        "projects": {str(box.project): {"hasTrustDialogAccepted": True, "hasCompletedProjectOnboarding": True}}}))
+    steps = [[{"name": "Bash", "input": {"command": "seq 1 2000", "description": "numbers"}}], "Counted.",
+             "Here is the summary."]
+    pane = Pane(box.root)
+    with CLAUDE.server(box, steps) as (port, log):
+        try:
+            pane.start(CLAUDE.command(port, ["--allowedTools", "Bash"]), box.project,
+                       {**CLAUDE.environment(box, port), "TERM": "xterm-256color"})
+            pane.wait_for(r"❯")
+            pane.type("count to 2000 please")
+            pane.wait_for(r"Counted\.")
+            pane.type("/doctor:memory --top 1")
+            pane.wait_for(r"Here is the summary\.")
+        finally:
+            pane.close()
+    sent = Outcome(0, "", "", bodies(log))
+    [transcript] = (box.home / ".claude" / "projects").glob("*/*.jsonl")
+    summary = sent.text_with(f"doctor memory — claude session {transcript.stem}")
+    assert summary is not None and "  1. Bash: " in summary and "  2. " not in summary, sent.bodies[-1][:3000]
 
 
 @_needs(CLAUDE)
