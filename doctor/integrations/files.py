@@ -258,7 +258,8 @@ def _check_within(path: Path, real: Path, within: Path | None, says: str) -> Non
                             "the project (replace the link with the file, or install --user)")
 
 
-def apply(changes: list[Change], *, stamp: str | None = None, then: Callable[[], None] | None = None) -> dict[Path, Path]:
+def apply(changes: list[Change], *, stamp: str | None = None,
+          then: Callable[[], None] | None = None) -> dict[Path, Path]:
     """Write the changes, all or nothing: backups first, then each file, then `then` (a step that needs the
     files written, such as Codex recording its trust in them); if a step fails, every file is put back
     as it was (backups and folders made for it removed) and the error is raised. Returns each changed

@@ -71,7 +71,8 @@ def edit_hook(settings: dict, agent: str, event: str, program: str, *, installin
     from doctor.integrations.files import add_hook, remove_hook
 
     wanted = hook_command(agent, program, tell_model=tell_model)
-    remove_hook(settings, event, lambda command: is_hook_command(command, agent) and not (installing and command == wanted))
+    remove_hook(settings, event,
+                lambda command: is_hook_command(command, agent) and not (installing and command == wanted))
     if installing:
         add_hook(settings, event, wanted, matcher=matcher, timeout=timeout)
 

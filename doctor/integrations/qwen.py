@@ -76,7 +76,8 @@ def plan(location: Location, *, installing: bool, options: dict) -> Plan:
 
     def edit(settings: dict) -> None:
         wanted = permission(program)
-        remove_from_list(settings, ALLOW, lambda rule: not is_doctors_permission(rule) or (installing and rule == wanted))
+        remove_from_list(settings, ALLOW,
+                         lambda rule: not is_doctors_permission(rule) or (installing and rule == wanted))
         if installing:
             add_to_list(settings, ALLOW, wanted)
         edit_hook(settings, "qwen", "PostToolUse", program, installing=installing,

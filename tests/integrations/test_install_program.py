@@ -37,7 +37,8 @@ def box(tmp_path) -> dict:
 
 def doctor(box: dict, *args: str) -> subprocess.CompletedProcess:
     env = {key: value for key, value in box.items() if key != "project"}
-    return subprocess.run([str(DOCTOR), *args], cwd=box["project"], env=env, capture_output=True, text=True, timeout=120)
+    return subprocess.run([str(DOCTOR), *args], cwd=box["project"], env=env, capture_output=True, text=True,
+                          timeout=120)
 
 
 def commands(home: Path) -> list[str]:

@@ -98,7 +98,8 @@ def test_qwen_permission_lets_only_the_command_files_form_run_unasked(tmp_path):
     ran = QWEN.run(box, ["-p", "go"], [
         [{"name": "run_shell_command", "args": {"command": f"{DOCTOR} slash qwen --args= --transcript {other}",
                                                 "description": "a"}}],
-        [{"name": "run_shell_command", "args": {"command": f"{DOCTOR} slash qwen --transcript {other}", "description": "b"}}],
+        [{"name": "run_shell_command", "args": {"command": f"{DOCTOR} slash qwen --transcript {other}",
+                                                "description": "b"}}],
         "All done."])
     assert ran.returncode == 0, ran.stderr
     assert not any(other_id in body for body in ran.bodies)  # the other session was never read
@@ -168,7 +169,8 @@ def test_gemini_policy_lets_only_the_command_files_form_run_unasked(tmp_path):
         [{"name": "run_shell_command", "args": {"command": steered, "description": "a"}}],
         [{"name": "run_shell_command", "args": {"command": f"{DOCTOR} slash gemini --args= --transcript {other}",
                                                 "description": "b"}}],
-        [{"name": "run_shell_command", "args": {"command": f"{DOCTOR} slash gemini --args='--top 2'", "description": "c"}}],
+        [{"name": "run_shell_command", "args": {"command": f"{DOCTOR} slash gemini --args='--top 2'",
+                                                "description": "c"}}],
         "All done."])
     assert ran.returncode == 0, ran.stderr
     other_id = json.loads((ROOT / "tests/recordings/gemini/big-outputs/meta.json").read_text())["sessionId"]
