@@ -14,12 +14,19 @@ Codex runs a new or changed hook only after the user trusted it (`/hooks` in the
 `doctor install codex --trust`, which asks Codex to record it: `codex_trust`; `codex exec
 --dangerously-bypass-hook-trust` skips it for one run), and says nothing otherwise.
 The same command answers `PostToolUse` with the oversized alarm.
+Codex runs the user's and a trusted project's hooks.json both: with doctor's hook in each, every
+prompt and tool call would get two answers. So install refuses while the other scope has doctor's
+hook (the user's when installing `--project`, this project's when installing `--user`), naming it.
 """
 
 from __future__ import annotations
 
-from doctor.integrations.plans import Location, Plan, edit_hook
-from doctor.integrations.files import json_settings, owned_file
+import json
+from pathlib import Path
+
+from doctor.integrations import USER
+from doctor.integrations.plans import Location, Plan, edit_hook, is_hook_command
+from doctor.integrations.files import Refused, json_settings, owned_file, read_settings
 from doctor.sources.discovery import CODEX, agent_homes
 
 EVENTS = ("UserPromptSubmit", "PostToolUse")
@@ -46,12 +53,21 @@ policy:
 
 
 def plan(location: Location, *, installing: bool, options: dict) -> Plan:
-    base = location.base(agent_homes(location.env)[CODEX], ".codex")
+    home = agent_homes(location.env)[CODEX]
+    base = location.base(home, ".codex")
+    if installing:
+        other = location.project / ".codex" if location.scope == USER else home
+        # (from the home folder, the project's .codex is the user's own: one file, no second run)
+        if other.resolve() != base.resolve() and _has_doctors_hook(other / "hooks.json"):
+            scope = "--project" if location.scope == USER else "--user"
+            raise Refused(other / "hooks.json", "already runs doctor's hook, and Codex runs both hooks.json files "
+                          "(two answers to every prompt and tool call); keep one: `doctor uninstall codex "
+                          f"{scope}` first, or keep that one")
     skill = base / "skills" / "doctor-memory"
 
     def edit(settings: dict) -> None:
         for event in EVENTS:
-            edit_hook(settings, "codex", event, installing=installing,
+            edit_hook(settings, "codex", event, location.program, installing=installing,
                       tell_model=options.get("tell_model", False), timeout=30)
 
     trust = [] if options.get("trust") else [
@@ -64,3 +80,17 @@ def plan(location: Location, *, installing: bool, options: dict) -> Plan:
         owned_file(skill / "agents" / "openai.yaml", NOT_IMPLICIT if installing else None, location.within),
         json_settings(base / "hooks.json", edit, installing=installing, within=location.within),
     ], notes)
+
+
+def _has_doctors_hook(path: Path) -> bool:
+    """Whether the hooks.json at `path` has a handler running doctor's Codex hook (a file that is not JSON: no)."""
+    try:
+        text = read_settings(path)[0]
+        hooks = json.loads(text).get("hooks") if text else None
+    except (OSError, ValueError, AttributeError):
+        return False
+    return isinstance(hooks, dict) and any(
+        isinstance(handler, dict) and is_hook_command(handler.get("command"), "codex")
+        for groups in hooks.values() if isinstance(groups, list)
+        for group in groups if isinstance(group, dict) and isinstance(group.get("hooks"), list)
+        for handler in group["hooks"])
