@@ -40,11 +40,11 @@ class ScanRequest:
 def scan(store: Store, request: ScanRequest) -> ScanSummary:
     summary = ScanSummary()
     engine = request.engine or _local_pool()
-    with ctrl_c_as_interrupt():
+    with ctrl_c_as_interrupt(), archives.Unpacked() as unpacked:  # members live until every job is done
         scan_id = store.begin_scan(engine.name)
         known = store.known_files()
         try:
-            jobs, prints, archive_of, fresh = _plan(store, request, known, summary, scan_id)
+            jobs, prints, archive_of, fresh = _plan(store, request, known, summary, scan_id, unpacked)
             for outcome in engine.run(jobs):
                 is_fresh = outcome.key in fresh
                 fresh.discard(outcome.key)  # a tar may hold one member name twice: the second replaces the first
@@ -67,7 +67,8 @@ def _local_pool():
     return LocalPool()
 
 
-def _plan(store: Store, request: ScanRequest, known: dict, summary: ScanSummary, scan_id: int):
+def _plan(store: Store, request: ScanRequest, known: dict, summary: ScanSummary, scan_id: int,
+          unpacked: archives.Unpacked):
     """The jobs to run, each file's fingerprint, the archive each member belongs to, and the keys the
     database holds no row of (new files; members of an archive, whose old rows its write dropped)."""
     jobs: list[FileJob] = []
@@ -93,19 +94,8 @@ def _plan(store: Store, request: ScanRequest, known: dict, summary: ScanSummary,
             continue
         if archives.is_archive(path):
             summary.counts[NEW if state == NEW else CHANGED] += 1
-            try:
-                names = archives.members(path)
-            except (OSError, ValueError, EOFError) as exc:
-                store.write_archive(key, shown(path, style), now, SKIPPED, str(exc), scan_id)
-                summary.counts["skipped"] += 1
-                summary.skipped[str(exc)] += 1
-                continue
-            store.write_archive(key, shown(path, style), now, "archive", f"{len(names)} members", scan_id)
-            for name in names:
-                member_key = file_key(path, name)
-                fresh.add(member_key)
-                archive_of[member_key] = key
-                jobs.append(FileJob(member_key, str(path), shown(path, style, name), name, request.options))
+            _plan_archive(store, path, key, now, style, scan_id, summary, unpacked, request.options, jobs,
+                          archive_of, fresh)
             continue
         known_results, known_digest = store.stored_results(key) if state == GROWN else (0, None)
         summary.counts[state if state != GROWN or known_digest else CHANGED] += 1
@@ -117,8 +107,36 @@ def _plan(store: Store, request: ScanRequest, known: dict, summary: ScanSummary,
     return jobs, prints, archive_of, fresh
 
 
-def _skip_now(store: Store, key: str, path_shown: str, reason: str, scan_id: int, summary: ScanSummary) -> None:
-    store.write(FileOutcome(key, path_shown, SKIPPED, reason=reason), None, scan_id)
+def _plan_archive(store: Store, path: Path, key: str, now: Fingerprint, style: str, scan_id: int,
+                  summary: ScanSummary, unpacked: archives.Unpacked, options, jobs: list, archive_of: dict,
+                  fresh: set) -> None:
+    """Unpack the archive once: a job per member kept, a skipped row per member left out."""
+    try:
+        unpacking = archives.unpack(path, unpacked)
+    except (OSError, ValueError) as exc:
+        reason = str(exc) if isinstance(exc, ValueError) else f"cannot read: {exc.strerror or exc}"
+        store.write_archive(key, shown(path, style), now, SKIPPED, reason, scan_id)
+        summary.counts["skipped"] += 1
+        summary.skipped[reason] += 1
+        return
+    store.write_archive(key, shown(path, style), now, "archive", unpacking.describe(), scan_id)
+    written = set()  # a tar may hold a name twice: a row written here is replaced, not inserted again
+    for member in unpacking.members:
+        member_key = file_key(path, member.name)
+        member_shown = shown(path, style, member.name)
+        if member.path is None:
+            _skip_now(store, member_key, member_shown, member.reason, scan_id, summary, archive_key=key)
+            written.add(member_key)
+            fresh.discard(member_key)
+            continue
+        if member_key not in written:
+            fresh.add(member_key)
+        archive_of[member_key] = key
+        jobs.append(FileJob(member_key, str(member.path), member_shown, member.name, options, size=member.size))
+
+
+def _skip_now(store: Store, key: str, path_shown: str, reason: str, scan_id: int, summary: ScanSummary,
+              archive_key: str | None = None) -> None:
+    store.write(FileOutcome(key, path_shown, SKIPPED, reason=reason), None, scan_id, archive_key)
     summary.counts["skipped"] += 1
     summary.skipped[reason] += 1
-
