@@ -47,6 +47,33 @@ def file_key(path: Path, member: str | None = None) -> str:
     return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
 
 
+FOLDER_KEY_CHARS = 16
+
+
+def folder_key(path: Path) -> str:
+    """A short digest of a folder's absolute path (the database stores no path it was not told to)."""
+    return hashlib.blake2b(os.fspath(path).encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()
+
+
+def folder_keys(path: Path) -> str:
+    """The keys of every folder holding `path` (absolute), innermost first, space-separated: a later
+    scan of any of those folders knows the file was under it, and marks it gone when it is not
+    there any more."""
+    return " ".join(folder_key(parent) for parent in path.parents)
+
+
+def walked_folders(arguments: list[str]) -> set[str]:
+    """The folder keys of the folders a scan of `arguments` walks whole (folders, and globs' folders):
+    a file an earlier scan saw under one of them and this scan did not is gone."""
+    folders = set()
+    for argument in arguments:
+        path = Path(argument).expanduser()
+        candidates = [path] if path.is_dir() or not GLOB_CHARS & set(argument) else [
+            Path(match) for match in glob.glob(os.path.expanduser(argument), recursive=True)]
+        folders.update(folder_key(candidate.absolute()) for candidate in candidates if candidate.is_dir())
+    return folders
+
+
 def shown(path: Path, style: str, member: str | None = None) -> str:
     """The path as stored: per --paths; an archive member as `archive!member`."""
     text = present_path(path, style)
