@@ -187,12 +187,16 @@ def unpack(path: Path, into: Unpacked) -> Unpacking:
     its reason (raises ValueError when the archive itself cannot be read)."""
     budget = _Budget(path)
     result = Unpacking([])
-    if zipfile.is_zipfile(path):
-        with zipfile.ZipFile(path) as archive:
+    if path.name.lower().endswith(".zip"):  # by name, as is_archive decides: a tar ending in a zip is a tar
+        if not zipfile.is_zipfile(path):
+            raise ValueError("not a readable zip archive (no zip directory at its end)")
+        try:
+            archive = zipfile.ZipFile(path)
+        except (zipfile.BadZipFile, NotImplementedError, ValueError, EOFError) as exc:
+            raise ValueError(f"not a readable zip archive ({exc})") from None
+        with archive:
             _take(_zip_entries(archive, budget), result, into, budget)
         return result
-    if path.name.lower().endswith(".zip"):
-        raise ValueError("not a readable zip archive (no zip directory at its end)")
     try:
         stream, method = _decompressed(path)
     except OSError as exc:
