@@ -188,7 +188,7 @@ def _plan_archive(store: Store, request: ScanRequest, plan: _Plan, path: Path, k
     store.write_archive(key, shown(path, style), now, ARCHIVE, f"{len(names)} members", scan_id, folders)
     for name in names:
         member_key = file_key(path, name)
-        plan.states[member_key] = "member"  # the archive itself is counted new or changed, not its members
+        plan.states[member_key] = "members"  # archive members read; the archive itself counts as new or changed
         plan.writes[member_key] = FileWrite(None, None, key, None, fresh=True)  # the archive's write dropped them
         plan.jobs.append(FileJob(member_key, str(path), shown(path, style, name), name, request.options))
 
