@@ -15,6 +15,7 @@ from pathlib import Path
 from doctor import exitcodes
 from doctor.assemble import ReportOptions, report_for_session, scan_facts, with_spill_audit
 from doctor.commands.arguments import positive_int
+from doctor.commands.locate import locate as _locate
 from doctor.commands.output import emit
 from doctor.commands.read_progress import reading_progress
 from doctor.config import load_budget_overrides
@@ -160,23 +161,6 @@ def _run_tui(session: LoadedSession, options: ReportOptions, args, fail_on: set[
 
     run_memory_app(load=load, session=session, options=options)
     return _exit_code(built[0], args, fail_on) if built else exitcodes.OK
-
-
-def _locate(args) -> Path:
-    """PATH, the session named by --session, or the newest session of the current directory."""
-    if args.path is not None:
-        return args.path
-    from doctor.sources.discovery import find_sessions, newest_for_cwd
-
-    if args.session:
-        matches = [ref for ref in find_sessions(agent=args.agent) if ref.id == args.session]
-        if not matches:
-            raise SourceError(args.session, "no session with this id" + (f" for {args.agent}" if args.agent else ""))
-        return matches[0].path
-    ref = newest_for_cwd(Path.cwd())
-    if ref is None:
-        raise SourceError(Path.cwd(), "no agent session found for this directory; pass a PATH (see `doctor sessions`)")
-    return ref.path
 
 
 def _build(session: LoadedSession, options: ReportOptions, args, *, measured=None) -> MemoryReport:

@@ -9,6 +9,7 @@ through the same section renderers as `doctor memory`, or prints the JSON.
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import duckdb
@@ -21,7 +22,12 @@ QUANTILES = "[0.5, 0.9, 0.99]"
 
 
 class QueryError(Exception):
-    """A --query the database refused (the message is DuckDB's first line)."""
+    """A --query that is not valid SQL or fails (the message is DuckDB's first line)."""
+
+
+class QueryRefused(QueryError):
+    """A --query doctor does not run: more than one statement, not a SELECT, or reaching for files,
+    the network or extensions (the answering connection has no access to them: store.ANSWERING)."""
 
 
 def _rows(db, sql: str, params=()) -> list[dict]:
@@ -226,14 +232,23 @@ def render(data: dict, fmt: str) -> str:
 
 
 def query_text(store, sql: str, fmt: str) -> str:
-    """One read-only query's rows: JSON objects with --format json, else a tab-separated table."""
+    """One SELECT's rows: JSON objects with --format json, else a tab-separated table. It runs on the
+    answering connection (read-only, no file or network access, configuration locked)."""
+    try:
+        statements = duckdb.extract_statements(sql)
+    except duckdb.Error as exc:
+        raise QueryError(str(exc).splitlines()[0]) from None
+    if len(statements) != 1:
+        raise QueryRefused(f"one statement only ({len(statements)} given)")
+    if statements[0].type != duckdb.StatementType.SELECT:
+        raise QueryRefused(f"a SELECT only ({statements[0].type.name} given)")
     try:
         cursor = store.db.cursor()
-        cursor.execute("BEGIN TRANSACTION READ ONLY")
         cursor.execute(sql)
         names = [column[0] for column in cursor.description or ()]
         rows = cursor.fetchall()
-        cursor.execute("ROLLBACK")
+    except duckdb.PermissionException as exc:
+        raise QueryRefused(str(exc).splitlines()[0]) from None
     except duckdb.Error as exc:
         raise QueryError(str(exc).splitlines()[0]) from None
     if fmt == "json":
@@ -245,11 +260,16 @@ def query_text(store, sql: str, fmt: str) -> str:
 
 def export_parquet(store, directory: Path) -> None:
     """`sessions.parquet` and `results.parquet` in `directory`, each 0600 (they name paths and tools):
-    DuckDB writes a new private file beside each, renamed over it (never through a link planted there)."""
+    each is written to a new private file beside it, opened without following a link, and renamed over
+    it. The rows come out as Arrow and pyarrow writes them: the answering connection may not write files."""
+    import pyarrow.parquet as parquet
+
     from doctor.safety.writes import Replacing
 
     directory.mkdir(parents=True, exist_ok=True)
     for table in ("sessions", "results"):
+        rows = store.db.cursor().sql(f"SELECT * FROM {table} ORDER BY ALL").to_arrow_table()
         with Replacing(directory / f"{table}.parquet") as temporary:
-            target = Path(temporary).as_posix().replace("'", "''")
-            store.db.execute(f"COPY (SELECT * FROM {table} ORDER BY ALL) TO '{target}' (FORMAT parquet)")
+            descriptor = os.open(temporary, os.O_WRONLY | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC)
+            with os.fdopen(descriptor, "wb") as out:
+                parquet.write_table(rows, out)

@@ -15,6 +15,8 @@ import hashlib
 import os
 from dataclasses import dataclass
 
+from doctor.safety.reads import Refused, open_regular
+
 EDGE_BYTES = 16 * 1024
 
 NEW, UNCHANGED, GROWN, CHANGED = "new", "unchanged", "grown", "changed"
@@ -42,8 +44,13 @@ def _read(handle, offset: int, length: int) -> bytes:
 
 
 def fingerprint(path: str) -> Fingerprint:
-    """The file's fingerprint now (raises OSError when it cannot be read)."""
-    with open(path, "rb") as handle:
+    """The file's fingerprint now (raises OSError when it cannot be read, or is no longer a regular
+    file: one swapped for a FIFO since the folder was listed is not opened, so it cannot block)."""
+    try:
+        descriptor = open_regular(path)
+    except Refused as exc:
+        raise OSError(exc.reason) from None
+    with os.fdopen(descriptor, "rb") as handle:
         stat = os.fstat(handle.fileno())
         size = stat.st_size
         head = _read(handle, 0, EDGE_BYTES)

@@ -21,7 +21,7 @@ from doctor.core.sentinels import LAYERS
 from doctor.report.audit_summary import category_counts
 from doctor.sources.base import SourceError
 from doctor.sources.registry import open_session
-from doctor.triage import archives, pasted
+from doctor.triage import archives, pasted, replay_inputs
 from doctor.triage.rows import LAYER_COLUMNS, SKIPPED, FileJob, FileOutcome, finish, storable, tool_type
 
 def scan_batch(jobs: list[FileJob]) -> list[FileOutcome]:
@@ -75,7 +75,9 @@ def _scan_path(job: FileJob, path: Path, *, audit: bool) -> FileOutcome:
     options = job.options or ReportOptions()
     report = report_for_session(session, options)
     findings = _spill_findings(session, report) if audit else None
-    return _outcome(job, session, report, findings)
+    outcome = _outcome(job, session, report, findings)
+    outcome.replay = replay_inputs.rows_for(session, options)
+    return outcome
 
 
 def _spill_findings(session, report) -> int:

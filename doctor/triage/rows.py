@@ -109,6 +109,7 @@ class FileOutcome:
     session: dict | None = None
     results: list[tuple] = field(default_factory=list)  # rows with ordinal >= first_new
     first_new: int = 0  # 0: replace the session's rows; K > 0: keep the K stored rows, append these
+    replay: object = None  # replay_inputs.ReplayRows: what `doctor scan --whatif` needs of the session
 
 
 class RowDigest:

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from doctor.triage import archives, stopping
 from doctor.triage.fingerprint import CHANGED, GROWN, NEW, UNCHANGED, Fingerprint, compare, fingerprint
-from doctor.triage.inputs import file_key, folder_keys, shown
+from doctor.triage.inputs import LeftOut, file_key, folder_keys, shown
 from doctor.triage.rows import ARCHIVE, GONE, SKIPPED, FileJob, FileOutcome
 from doctor.triage.store import FileWrite, Store, ctrl_c_as_interrupt
 
@@ -42,7 +42,7 @@ class ScanSummary:
 
 @dataclass(frozen=True)
 class ScanRequest:
-    files: list[Path]
+    files: list  # Paths to scan, and inputs.LeftOut entries to record as skipped
     path_style: str = "short"
     options: object = None  # assemble.ReportOptions shared by every job
     engine: object = None  # an opened engine (engines.open_engine); None: the local pool on all cores
@@ -148,17 +148,16 @@ def _plan(store: Store, request: ScanRequest, known: dict, summary: ScanSummary,
     style = request.path_style
     restyled: list[tuple[str, str]] = []
     for path in request.files:
-        key = file_key(path)
         summary.counts["seen"] += 1
+        if isinstance(path, LeftOut):
+            _skip_now(store, path.path, path.reason, style, known, summary, scan_id)
+            continue
+        key = file_key(path)
         folders = folder_keys(path)
         try:
             now = fingerprint(str(path))
         except OSError as exc:
-            store.write_group([FileWrite(FileOutcome(key, shown(path, style), SKIPPED,
-                                                     reason=f"cannot read: {exc.strerror or exc}"),
-                                         folder_keys=folders, fresh=key not in known)], scan_id)
-            summary.counts["skipped"] += 1
-            summary.skipped[f"cannot read: {exc.strerror or exc}"] += 1
+            _skip_now(store, path, f"cannot read: {exc.strerror or exc}", style, known, summary, scan_id)
             continue
         before = known.get(key)
         path_shown = shown(path, style)
@@ -182,6 +181,16 @@ def _plan(store: Store, request: ScanRequest, known: dict, summary: ScanSummary,
                                  size=now.size))
     store.restyle(restyled)
     return plan
+
+
+def _skip_now(store: Store, path: Path, reason: str, style: str, known: dict, summary: ScanSummary,
+              scan_id: int) -> None:
+    """A file the scan does not read (not a regular file, unreadable): its row says why, at once."""
+    key = file_key(path)
+    store.write_group([FileWrite(FileOutcome(key, shown(path, style), SKIPPED, reason=reason),
+                                 folder_keys=folder_keys(path), fresh=key not in known)], scan_id)
+    summary.counts["skipped"] += 1
+    summary.skipped[reason] += 1
 
 
 def _plan_archive(store: Store, request: ScanRequest, plan: _Plan, path: Path, key: str, now: Fingerprint,

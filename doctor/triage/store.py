@@ -14,12 +14,15 @@ next scan finds unchanged-but-missing and reads again.
 from __future__ import annotations
 
 import contextlib
+import functools
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
 import duckdb
 
+from doctor.report.inert import inert_line
+from doctor.triage import replay_inputs
 from doctor.triage.fingerprint import Fingerprint
 from doctor.triage.rows import FILE_TYPES, GONE, OK, RESULT_TYPES, SESSION_COLUMNS, SESSION_TYPES, FileOutcome, storable
 from doctor.triage.schema import SCHEMA_VERSION, TABLES, arrow_table, define_views
@@ -27,6 +30,18 @@ from doctor.triage.schema import SCHEMA_VERSION, TABLES, arrow_table, define_vie
 
 class StoreError(Exception):
     """The database cannot be used: busy, from another schema version, or not a database."""
+
+
+class Refused(StoreError):
+    """A database doctor did not make as it is: it holds views or macros, or a table not as doctor's schema
+    has it. Its `sessions` could be a view over `read_text('/etc/shadow')`: it is never read."""
+
+
+# The answers (report, --query, Fleet, metrics, Parquet) read the database on a connection of their own:
+# read-only, with no access to files, the network or extensions, and the configuration locked so that no
+# statement can turn that back on. The database may be one a stranger sent.
+ANSWERING = {"enable_external_access": False, "autoinstall_known_extensions": False,
+             "autoload_known_extensions": False, "lock_configuration": True}
 
 
 def _interrupted(exc: BaseException) -> bool:
@@ -50,6 +65,19 @@ def ctrl_c_as_interrupt():
         if _interrupted(exc):
             raise KeyboardInterrupt from None
         raise
+
+
+def _named(name: str) -> str:
+    return repr(name[:40])
+
+
+@functools.cache
+def _reference_tables() -> dict[str, str]:
+    """Each table's statement as this DuckDB states it for doctor's schema (a fresh database in memory)."""
+    with duckdb.connect(config={"enable_external_access": False}) as reference:
+        for ddl in (*TABLES.values(), *replay_inputs.TABLES.values()):
+            reference.execute(ddl)
+        return dict(reference.execute("SELECT table_name, sql FROM duckdb_tables()").fetchall())
 
 
 def _now() -> datetime:
@@ -84,12 +112,14 @@ _CUT = {"session_key": "VARCHAR", "first_new": "BIGINT"}
 
 
 class Store:
+    """The database: writable for a scan (doctor's own statements only), or read-only for the answers."""
+
     def __init__(self, path: Path, *, read_only: bool = False):
         self.path = Path(path)
         try:
             if not read_only:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
-            self.db = duckdb.connect(str(self.path), read_only=read_only)
+            self.db = duckdb.connect(str(self.path), read_only=read_only, config=ANSWERING if read_only else {})
         except duckdb.IOException as exc:
             text = str(exc)
             if "lock" in text.lower():
@@ -98,14 +128,20 @@ class Store:
             raise StoreError(f"{self.path}: cannot open the database ({text.splitlines()[0]})") from None
         except duckdb.Error as exc:
             raise StoreError(f"{self.path}: not a triage database ({str(exc).splitlines()[0]})") from None
-        self._check_schema(read_only)
+        try:
+            self._check_schema(read_only)
+        except BaseException:
+            self.db.close()  # a refused database is not left open (the answers then open their own)
+            raise
+        if not read_only:
+            replay_inputs.ensure_tables(self.db)  # additive: a database from before them gains them
         define_views(self.db)
 
     def close(self) -> None:
         self.db.close()
 
     def _check_schema(self, read_only: bool) -> None:
-        tables = {row[0] for row in self.db.execute("SELECT table_name FROM information_schema.tables").fetchall()}
+        tables = self._doctors_tables()
         if not tables:
             if read_only:
                 raise StoreError(f"{self.path}: the database is empty; run `doctor scan PATH…` first")
@@ -119,9 +155,30 @@ class Store:
             raise StoreError(f"{self.path}: not a doctor triage database")
         found = self.db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
         if found is None or found[0] != str(SCHEMA_VERSION):
-            version = found[0] if found else "unknown"
+            version = inert_line(found[0]) if found else "unknown"
             raise StoreError(f"{self.path}: triage database schema {version}; this doctor uses schema "
                              f"{SCHEMA_VERSION} (scan into a new --db)")
+
+    def _doctors_tables(self) -> set[str]:
+        """The names of the database's tables, once it is known to hold nothing but doctor's tables as
+        doctor makes them: no view, no macro, and each of doctor's tables created by exactly the statement
+        doctor would use (no generated column, default or check that runs an expression). Nothing of the
+        database's contents is read before that (its `meta` could be a view too)."""
+        db = self.db
+        views = [row[0] for row in db.execute("SELECT view_name FROM duckdb_views() WHERE NOT internal "
+                                               "AND database_name = current_database()").fetchall()]
+        macros = [row[0] for row in db.execute("SELECT function_name FROM duckdb_functions() WHERE NOT internal "
+                                               "AND function_type IN ('macro', 'table_macro')").fetchall()]
+        if views or macros:
+            kind, name = ("view", views[0]) if views else ("macro", macros[0])
+            raise Refused(f"{self.path}: refused: it holds a {kind} ({_named(name)}); a triage database "
+                          "doctor made holds tables only")
+        found = dict(db.execute("SELECT table_name, sql FROM duckdb_tables() "
+                                "WHERE database_name = current_database() AND schema_name = 'main'").fetchall())
+        for name, sql in _reference_tables().items():
+            if name in found and found[name] != sql:
+                raise Refused(f"{self.path}: refused: its table {name} is not as doctor makes it")
+        return set(found)
 
     # -- what earlier scans saw
 
@@ -168,7 +225,8 @@ class Store:
         """Several finished files in one transaction (each file's rows all there or none); returns the
         result rows written. One statement per table for the whole group: the stale rows of files seen
         before go first (all of a replaced session's results, or a grown one's from its first new row),
-        then the new sessions, results and files rows, each as one Arrow table."""
+        then the new sessions, results and files rows, each as one Arrow table; each session's replay inputs
+        (replay_inputs) are its own few statements."""
         sessions = [write.outcome for write in files if write.outcome.status == OK]
         stale = [write.outcome for write in files if not write.fresh]
         db = self.db
@@ -180,6 +238,8 @@ class Store:
                            "AND results.ordinal >= cut.first_new")
                 db.execute("DELETE FROM sessions WHERE session_key IN (SELECT session_key FROM cut)")
                 db.execute("DELETE FROM files WHERE file_key IN (SELECT session_key FROM cut)")
+                for outcome in stale:
+                    replay_inputs.forget(db, outcome.key)  # a session's replay rows are rewritten whole
             if sessions:
                 new_sessions = arrow_table(SESSION_TYPES, [  # noqa: F841 (DuckDB reads the local variables by name)
                     tuple(storable(o.session[column]) for column in SESSION_COLUMNS) for o in sessions])
@@ -188,6 +248,8 @@ class Store:
                 if rows:
                     new_results = arrow_table(_RESULT_TABLE, rows)  # noqa: F841
                     db.execute("INSERT INTO results BY NAME SELECT * FROM new_results")
+                for outcome in sessions:
+                    replay_inputs.write(db, outcome.key, outcome.replay, fresh=True)
             new_files = arrow_table(FILE_TYPES, [  # noqa: F841
                 self._file_row(w.outcome.key, w.outcome.shown, w.fingerprint, w.outcome.status, w.outcome.reason,
                                scan_id, w.archive_key, w.folder_keys) for w in files])
@@ -272,6 +334,7 @@ class Store:
         raise exc
 
     def _forget(self, key: str) -> None:
+        replay_inputs.forget(self.db, key)
         self.db.execute("DELETE FROM results WHERE session_key = ?", [key])
         self.db.execute("DELETE FROM sessions WHERE session_key = ?", [key])
 

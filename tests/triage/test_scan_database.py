@@ -275,7 +275,7 @@ def test_query_and_parquet_export(capsys, tmp_path: Path) -> None:
                     for s in sessions)]
     assert code == 0 and out.splitlines() == ["n\tr", f"2\t{expected[0]}"]
     code, _, err = scan(capsys, db, "--query", "DELETE FROM sessions")
-    assert code == 2 and "--query" in err and table(db, "SELECT count(*) FROM sessions")[0][0] == 2
+    assert code == 5 and "--query refused" in err and table(db, "SELECT count(*) FROM sessions")[0][0] == 2
     code, _, err = scan(capsys, db, "--query", "SELEC nonsense")
     assert code == 2 and err.count("\n") == 1
     out_dir = tmp_path / "parquet"
