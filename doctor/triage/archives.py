@@ -21,10 +21,13 @@ def is_archive(path: Path) -> bool:
 
 def members(path: Path) -> list[str]:
     """Names of the regular `.json`/`.jsonl` members, in archive order (raises OSError or ValueError)."""
-    if zipfile.is_zipfile(path):
-        with zipfile.ZipFile(path) as archive:
-            return [info.filename for info in archive.infolist()
-                    if not info.is_dir() and info.filename.lower().endswith(MEMBER_SUFFIXES)]
+    if zipfile.is_zipfile(path) or path.name.lower().endswith(".zip"):
+        try:  # a file named .zip is judged as a zip: tar's complaint about it would only confuse
+            with zipfile.ZipFile(path) as archive:
+                return [info.filename for info in archive.infolist()
+                        if not info.is_dir() and info.filename.lower().endswith(MEMBER_SUFFIXES)]
+        except zipfile.BadZipFile as exc:
+            raise ValueError(f"not a readable zip archive ({exc})") from None
     try:
         with tarfile.open(path) as archive:
             return [info.name for info in archive if info.isfile() and info.name.lower().endswith(MEMBER_SUFFIXES)]

@@ -133,3 +133,18 @@ def test_an_archive_scan_counts_its_members(capsys, tmp_path: Path) -> None:
     code, out, err = run_cli(capsys, "scan", "--db", tmp_path / "t.duckdb", "--jobs", "1", archive)
     assert code == 3, err
     assert "1 file seen and 3 archive members read from them; 1 new" in " ".join(out.split())
+
+
+def test_a_broken_zip_is_judged_as_a_zip(capsys, tmp_path: Path) -> None:
+    """A file named .zip that is no zip is reported in zip's words, not tar's ReadError."""
+    import zipfile
+
+    broken = tmp_path / "inbox" / "broken.zip"
+    broken.parent.mkdir()
+    with zipfile.ZipFile(broken, "w") as archive:
+        archive.write(RECORDINGS / "qwen" / "errors" / "session.jsonl", "session.jsonl")
+    broken.write_bytes(broken.read_bytes()[:100])  # cut short, as an interrupted download leaves it
+    code, out, err = run_cli(capsys, "scan", "--db", tmp_path / "t.duckdb", "--jobs", "1", "--json", broken.parent)
+    assert code == 3, err
+    [skipped] = json.loads(out)["totals"]["skipped"]
+    assert skipped["reason"].startswith("not a readable zip archive (") and "tar" not in skipped["reason"]
