@@ -50,11 +50,21 @@ class ScanRequest:
     force: bool = False  # read every file again, changed or not
 
 
+@dataclass(frozen=True)
+class _Planned:
+    """What a job's file row will say besides its outcome."""
+
+    fingerprint: Fingerprint | None
+    archive_key: str | None
+    folder_keys: str | None
+    fresh: bool  # the database holds no row of it
+
+
 @dataclass
 class _Plan:
     jobs: list[FileJob] = field(default_factory=list)
-    writes: dict = field(default_factory=dict)  # key -> FileWrite without its outcome (fingerprint, archive, …)
-    states: dict = field(default_factory=dict)  # key -> NEW / CHANGED / GROWN, counted once the file commits
+    planned: dict[str, _Planned] = field(default_factory=dict)
+    states: dict[str, str] = field(default_factory=dict)  # NEW / CHANGED / GROWN / members, counted at commit
 
 
 class _Group:
@@ -69,7 +79,7 @@ class _Group:
         self.committed: set[str] = set()
 
     def add(self, outcome: FileOutcome) -> None:
-        planned = self.plan.writes[outcome.key]
+        planned = self.plan.planned[outcome.key]
         if not self.files:
             self.oldest = time.monotonic()
         fresh = planned.fresh and outcome.key not in self.committed
@@ -169,7 +179,7 @@ def _plan(store: Store, request: ScanRequest, known: dict, summary: ScanSummary,
             continue
         known_results, known_digest = store.stored_results(key) if state == GROWN else (0, None)
         plan.states[key] = state if state != GROWN or known_digest else CHANGED
-        plan.writes[key] = FileWrite(None, now, None, folders, fresh=before is None)
+        plan.planned[key] = _Planned(now, None, folders, fresh=before is None)
         plan.jobs.append(FileJob(key, str(path), path_shown, None, request.options, known_results, known_digest,
                                  size=now.size))
     store.restyle(restyled)
@@ -205,21 +215,21 @@ def _plan_archive(store: Store, request: ScanRequest, plan: _Plan, path: Path, k
     for member in unpacking.members:
         member_key = file_key(path, member.name)
         member_shown = shown(path, style, member.name)
-        planned = plan.writes.get(member_key)
+        planned = plan.planned.get(member_key)
         if member.path is None:
             outcome = FileOutcome(member_key, member_shown, SKIPPED, reason=member.reason)
             store.write_group([FileWrite(outcome, archive_key=key,
                                          fresh=member_key not in left_out and planned is None)], scan_id)
             left_out.add(member_key)
             if planned is not None:
-                plan.writes[member_key] = FileWrite(None, None, key, None, fresh=False)
+                plan.planned[member_key] = _Planned(None, key, None, fresh=False)
             summary.counts["skipped"] += 1
             summary.skipped[member.reason] += 1
             continue
         plan.states[member_key] = "member"  # the archive itself is counted new or changed, not its members
         # the archive's write dropped its old members: fresh unless this scan already wrote the name
         fresh = member_key not in left_out and planned is None
-        plan.writes[member_key] = FileWrite(None, None, key, None, fresh=fresh)
+        plan.planned[member_key] = _Planned(None, key, None, fresh=fresh)
         plan.jobs.append(FileJob(member_key, str(member.path), member_shown, member.name, request.options,
                                  size=member.size))
 

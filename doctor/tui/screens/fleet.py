@@ -20,6 +20,7 @@ from textual.widgets import DataTable, Footer, Input, Static
 from doctor.report.charts import bin_label
 from doctor.report.figures import figure
 from doctor.report.inert import inert_line
+from doctor.triage.versions import version_order
 from doctor.tui.screens.memory import MemoryScreen
 
 SESSION_COLUMNS = (("path", "Session"), ("agent", "Agent"), ("agent_version", "Version"),
@@ -89,6 +90,8 @@ class SortableTable(DataTable):
 
         def value(key: str) -> tuple:
             raw = self.values[key].get(column)
+            if column == "agent_version":
+                return version_order(raw)
             if column in TEXT_COLUMNS:
                 return (0, str(raw or "").lower())
             return (0, raw) if raw is not None else (-1, 0)
