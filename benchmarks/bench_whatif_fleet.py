@@ -70,6 +70,25 @@ def scan_cost(files: list[Path]) -> tuple[float, float]:
     return totals[0], totals[1]
 
 
+TABLES = ("sessions", "results", "replay_sessions", "replay_keys", "replay_results", "replay_samples")
+
+
+def replicated(db: Path, times: int, scratch: Path) -> Path:
+    """A copy of `db` holding each session `times` times, each copy under its own session key."""
+    import shutil
+
+    import duckdb
+
+    copy = scratch / f"replicated-{times}.duckdb"
+    shutil.copyfile(db, copy)
+    with duckdb.connect(str(copy)) as connection:
+        for n in range(1, times):
+            for table in TABLES:
+                connection.execute(f"INSERT INTO {table} SELECT * REPLACE (session_key || '#{n}' AS session_key) "
+                                   f"FROM {table} WHERE session_key NOT LIKE '%#%'")
+    return copy
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--sessions", type=int, default=200)
@@ -78,6 +97,9 @@ def main() -> None:
     parser.add_argument("--root", type=Path, default=Path(tempfile.gettempdir()) / "doctor-fleet-corpus")
     parser.add_argument("--sample", type=int, default=40, help="session files timed for the scan's added cost")
     parser.add_argument("--db", type=Path, help="a database this corpus was already scanned into (no scan)")
+    parser.add_argument("--replicate", type=int, default=1,
+                        help="answer from a copy of the database with every session N times (new keys): the rows a "
+                             "corpus N times as large gives, without scanning it")
     args = parser.parse_args()
     total = int(args.gb * 1e9)
     manifest = scan_corpus.existing(args.root, args.sessions, total) or scan_corpus.build(args.root, args.sessions, total)
@@ -89,6 +111,8 @@ def main() -> None:
                                             str(args.root / "corpus")], env)
     import duckdb
 
+    if args.replicate > 1:
+        db = replicated(db, args.replicate, scratch)
     with duckdb.connect(str(db), read_only=True) as connection:
         counts = {table: connection.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
                   for table in ("sessions", "results", "replay_sessions", "replay_results", "replay_samples")}
@@ -101,6 +125,8 @@ def main() -> None:
     files = [Path(e["path"]) for e in manifest["files"] if e["kind"] == "session"][:args.sample]
     without, with_rows = scan_cost(files)
     scanned = "scanned before" if scan_seconds is None else f"scan (all cores, wall) {scan_seconds[0]:.1f} s"
+    if args.replicate > 1:
+        scanned += f"; answered from a copy with every session {args.replicate} times"
     lines = [f"corpus: {manifest['bytes'] / 1e9:.2f} GB, {args.sessions} sessions; {scanned}; "
              f"load average {load:.2f} before, {os.getloadavg()[0]:.2f} after",
              "rows: " + ", ".join(f"{table} {count:,}" for table, count in counts.items()),

@@ -195,3 +195,17 @@ def test_other_agents_fleet_against_the_exact_replay(agent, tmp_path, capsys):
     errors = check(fleet_sweep(db, key, values, tmp_path), prepared, agent, key, values)
     with capsys.disabled():
         print("\n" + "\n".join(errors))
+
+
+def test_sessions_without_a_replay_are_counted_with_the_reason(tmp_path):
+    """A request dump (no agent doctor replays) is in the database but left out of the answer, and says why."""
+    dump = Path(__file__).resolve().parents[1] / "recordings" / "dumps" / "anthropic.request.json"
+    db = tmp_path / "fleet.duckdb"
+    scan(db, [dump], tmp_path, tmp_path)
+    done = cli("scan", "--db", db, "--whatif", f"{THRESHOLD}=10000", "--json", home=tmp_path, scratch=tmp_path)
+    assert done.returncode == 0, done.stderr
+    answer = json.loads(done.stdout)
+    assert answer["coverage"]["replayed"] == 0 and answer["coverage"]["sessions"] == 1
+    (left_out,) = answer["coverage"]["notReplayed"]
+    assert left_out["sessions"] == 1 and "no replay for" in left_out["reason"]
+    assert answer["whatif"][0]["groups"] == []
