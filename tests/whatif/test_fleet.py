@@ -148,6 +148,12 @@ def test_whatif_one_value_per_agent_version_and_tool(qwen_fleet):
     assert sum(row["savedChars"] for row in tools.values()) == point["groups"][0]["savedChars"]
     text = cli("scan", "--db", db, "--whatif", f"{THRESHOLD}=10000", home=scratch, scratch=scratch)
     assert "run_shell_command" in text.stdout and "7 of 7 sessions" in text.stdout
+    total = point["groups"][0]
+    for fmt, needle in (("markdown", "| qwen | 0\\.24.4 | all tools |"), ("html", "<td>all tools</td>")):
+        done = cli("scan", "--db", db, "--sweep", f"{THRESHOLD}=10000,15000", "--format", fmt, home=scratch,
+                   scratch=scratch)
+        assert done.returncode == 0 and needle in done.stdout, done.stdout[:2000]
+        assert f"{total['savedTokensPerLaterTurn']:,}" in done.stdout
 
 
 def test_recommend_per_tool_with_the_share_of_sessions_helped(qwen_fleet):
