@@ -48,8 +48,7 @@ def register(subparsers) -> None:
     output.add_argument("--paths", choices=PATH_STYLES, default="short",
                         help="how paths appear in reports: short (default), full, or hash")
     output.add_argument("--results", dest="scan_facts", action="store_true",
-                        help="JSON: add every result's sizes, the agent version and project hash (what `doctor scan` "
-                             "reads from a pasted report)")
+                        help="JSON: add every result's sizes (what `doctor scan` reads from a pasted report)")
     output.add_argument("--include-previews", action="store_true",
                         help="add bounded previews of the largest results, obvious secrets masked")
     source = parser.add_argument_group("which session")
@@ -170,8 +169,11 @@ def _build(session: LoadedSession, options: ReportOptions, args, *, measured=Non
     if measured is not None:
         measured(report)
     report = with_spill_audit(session, report, args.spill_roots)
-    if getattr(args, "scan_facts", False):
-        report = replace(report, scan_facts=scan_facts(session))
+    # The agent version, project hash, size and records are in every JSON report, so a report pasted
+    # without --results still tells `doctor scan` which version ran; --results adds every result's row.
+    facts = scan_facts(session)
+    report = replace(report, scan_facts=facts) if getattr(args, "scan_facts", False) else \
+        replace(report, source_facts=facts)
     return report
 
 
