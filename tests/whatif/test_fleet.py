@@ -215,3 +215,29 @@ def test_sessions_without_a_replay_are_counted_with_the_reason(tmp_path):
     (left_out,) = answer["coverage"]["notReplayed"]
     assert left_out["sessions"] == 1 and "no replay for" in left_out["reason"]
     assert answer["whatif"][0]["groups"] == []
+
+
+def test_a_rescan_replaces_a_sessions_replay_rows(tmp_path):
+    """`--force` reads the session again: its replay rows are rewritten, never doubled, and the answer is the same."""
+    import duckdb
+
+    session = unpack("default", tmp_path / "sessions")
+    db = tmp_path / "fleet.duckdb"
+
+    def counts() -> tuple:
+        with duckdb.connect(str(db), read_only=True) as connection:
+            return tuple(connection.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
+                         for table in ("replay_sessions", "replay_keys", "replay_results", "replay_samples"))
+
+    def answer() -> dict:
+        done = cli("scan", "--db", db, "--whatif", f"{THRESHOLD}=10000", "--json", home=tmp_path, scratch=tmp_path)
+        assert done.returncode == 0, done.stderr
+        return json.loads(done.stdout)["whatif"]
+
+    scan(db, [session], tmp_path, tmp_path)
+    first, before = counts(), answer()
+    assert first[0] == 1 and first[2] == 21 and first[3] > 0
+    done = cli("scan", "--db", db, "--jobs", "1", "--force", "-o", tmp_path / "again.txt", session, home=tmp_path,
+               scratch=tmp_path)
+    assert done.returncode in (0, 3), done.stderr
+    assert counts() == first and answer() == before
