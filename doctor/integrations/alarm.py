@@ -115,8 +115,8 @@ def _qwen(tool: str, text: str, cwd: Path | None, overrides: dict, call_id: str 
     if got.text.startswith(budgets.exempt_prefixes) \
             or chars <= budget * COMBINED_PASS_TOLERANCE_FACTOR + TRUNCATION_FALLBACK_ENVELOPE_SLACK:
         return None
-    return Alarm(tool, chars, f"{figure(budget)}-char budget", _qwen_source(found), got.spill or _spill(got.text),
-                 doubled=True)
+    spill = inert_line(got.spill) if got.spill else _spill(got.text)  # the call id in it is the model's choice
+    return Alarm(tool, chars, f"{figure(budget)}-char budget", _qwen_source(found), spill, doubled=True)
 
 
 def _qwen_source(budget) -> str:
