@@ -19,19 +19,18 @@ from __future__ import annotations
 
 import math
 import os
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from doctor.core.budgets import COMBINED_PASS_TOLERANCE_FACTOR, TRUNCATION_FALLBACK_ENVELOPE_SLACK
 from doctor.integrations.delivery import agent_gate, rules_name, sent_text, utf16_length
+from doctor.integrations.relay import spill_named
 from doctor.report.figures import figure
 from doctor.report.inert import inert_line
 
 # At most this many chars is never reported: Qwen's rule cannot reach it, and no other agent's limit is that low.
 FLOOR = TRUNCATION_FALLBACK_ENVELOPE_SLACK
-SPILL = re.compile(r"(?:saved to|Persisted tool-output artifact|written to)[:\s]+(/[^\s\"'<>]+)", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -39,7 +38,8 @@ class Alarm:
     """An oversized result: `chars` its size in `unit` (the agent's own measure: chars, bytes for Codex),
     `tokens` by the agent's own estimate (None for Qwen's rule, which states chars alone), `limit` the
     limit in that agent's words, `source` where it comes from; `doubled`: Qwen's rule, stated as
-    2 × budget + 500."""
+    2 × budget + 500; `spill` the agent's own spill file the output names, if any
+    (`doctor.integrations.relay.spill_named`: never a path outside the agent's spill folders)."""
 
     tool: str
     chars: int
@@ -96,7 +96,7 @@ def check(agent: str, tool: str, response, cwd: Path | None, *, model: str | Non
     if size <= rules.result_budget(name).oversized_above:
         return None
     budget = rules.agent_budget(name)
-    return Alarm(tool, size, _limit(rules, budget), budget.detail, _spill(text), measure.unit,
+    return Alarm(tool, size, _limit(rules, budget), budget.detail, spill_named(text, agent, env), measure.unit,
                  measure.tokens_of_text(text, name))
 
 
@@ -115,7 +115,9 @@ def _qwen(tool: str, text: str, cwd: Path | None, overrides: dict, call_id: str 
     if got.text.startswith(budgets.exempt_prefixes) \
             or chars <= budget * COMBINED_PASS_TOLERANCE_FACTOR + TRUNCATION_FALLBACK_ENVELOPE_SLACK:
         return None
-    spill = inert_line(got.spill) if got.spill else _spill(got.text)  # the call id in it is the model's choice
+    # The file Qwen writes after the hook (its path built from Qwen's rule, the call id reduced to a base
+    # name: inside Qwen's spill folder), else one the output itself names, if Qwen's own.
+    spill = inert_line(got.spill) if got.spill else spill_named(got.text, "qwen", env)
     return Alarm(tool, chars, f"{figure(budget)}-char budget", _qwen_source(found), spill, doubled=True)
 
 
@@ -146,9 +148,3 @@ def _limit(rules, budget) -> str:
     if rules.allowance:
         said += f" + {figure(rules.allowance)} {rules.unit} of {rules.client}'s header"
     return said
-
-
-def _spill(text: str) -> str | None:
-    spill = SPILL.search(text)
-    return spill.group(1).rstrip(".") if spill else None
-
