@@ -103,13 +103,14 @@ def check(agent: str, tool: str, response, cwd: Path | None, *, model: str | Non
 def _qwen(tool: str, text: str, cwd: Path | None, overrides: dict, call_id: str | None,
           env: Mapping[str, str]) -> Alarm | None:
     from doctor.assemble import ReportOptions, resolve_settings
-    from doctor.integrations.qwen_after_hook import delivered, temp_dir
 
     budgets = resolve_settings(ReportOptions(tool_budgets=overrides, env=env), cwd).budgets
     found = budgets.result_budget(tool)
     budget = found.chars
     if not math.isfinite(budget):
         return None
+    from doctor.integrations.qwen_after_hook import delivered, temp_dir
+
     got = delivered(tool, text, call_id, budgets.limits, temp_dir(cwd, env))
     chars = utf16_length(got.text)
     if got.text.startswith(budgets.exempt_prefixes) \
