@@ -38,8 +38,8 @@ class Alarm:
     """An oversized result: `chars` its size in `unit` (the agent's own measure: chars, bytes for Codex),
     `tokens` by the agent's own estimate (None for Qwen's rule, which states chars alone), `limit` the
     limit in that agent's words, `source` where it comes from; `doubled`: Qwen's rule, stated as
-    2 × budget + 500; `spill` the agent's own spill file, if any (never a path outside the agent's spill
-    folders: `doctor.integrations.relay.spill_named`, `_qwen_spill`)."""
+    2 × budget + 500; `spill` the agent's own spill file the output names, if any
+    (`doctor.integrations.relay.spill_named`: never a path outside the agent's spill folders)."""
 
     tool: str
     chars: int
@@ -104,31 +104,23 @@ def check(agent: str, tool: str, response, cwd: Path | None, *, model: str | Non
 def _qwen(tool: str, text: str, cwd: Path | None, overrides: dict, call_id: str | None,
           env: Mapping[str, str]) -> Alarm | None:
     from doctor.assemble import ReportOptions, resolve_settings
-    from doctor.integrations.qwen_after_hook import delivered, temp_dir
 
     budgets = resolve_settings(ReportOptions(tool_budgets=overrides, env=env), cwd).budgets
     found = budgets.result_budget(tool)
     budget = found.chars
     if not math.isfinite(budget):
         return None
-    spill_dir = temp_dir(cwd, env)
-    got = delivered(tool, text, call_id, budgets.limits, spill_dir)
+    from doctor.integrations.qwen_after_hook import delivered, temp_dir
+
+    got = delivered(tool, text, call_id, budgets.limits, temp_dir(cwd, env))
     chars = utf16_length(got.text)
     if got.text.startswith(budgets.exempt_prefixes) \
             or chars <= budget * COMBINED_PASS_TOLERANCE_FACTOR + TRUNCATION_FALLBACK_ENVELOPE_SLACK:
         return None
-    return Alarm(tool, chars, f"{figure(budget)}-char budget", _qwen_source(found),
-                 _qwen_spill(got.spill, spill_dir) or spill_named(text, "qwen", env), doubled=True)
-
-
-def _qwen_spill(path: str | None, spill_dir: str) -> str | None:
-    """The file Qwen's gate or batch budget is about to write the whole output to (it does not exist yet
-    when the hook runs): named only when it lies directly in Qwen's `tool-results` folder of this project,
-    whatever the call id (the hook payload's) holds."""
-    if path is None:
-        return None
-    folder = os.path.normpath(os.path.join(spill_dir, "tool-results"))
-    return inert_line(path) if os.path.dirname(os.path.normpath(path)) == folder else None
+    # The file Qwen writes after the hook (its path built from Qwen's rule, the call id reduced to a base
+    # name: inside Qwen's spill folder), else one the output itself names, if Qwen's own.
+    spill = inert_line(got.spill) if got.spill else spill_named(got.text, "qwen", env)
+    return Alarm(tool, chars, f"{figure(budget)}-char budget", _qwen_source(found), spill, doubled=True)
 
 
 def _qwen_source(budget) -> str:

@@ -35,7 +35,6 @@ from doctor.core.budgets import SHELL_TOOL, QwenLimits, canonical_tool_name
 from doctor.core.settings import qwen_home
 from doctor.whatif import qwen_layers as layers
 from doctor.whatif.jsstring import from_units, to_units
-from doctor.whatif.qwen import GATE_EXEMPT
 
 
 @dataclass(frozen=True)
@@ -60,7 +59,7 @@ def delivered(tool: str, text: str, call_id: str | None, limits: QwenLimits, spi
     units = to_units(text)
     files: list[str] | None = None  # the files Qwen wrote the whole to so far (None: none yet)
     spill: str | None = None
-    if canonical != SHELL_TOOL and canonical not in GATE_EXEMPT and units and not layers.is_already_truncated(units) \
+    if canonical != SHELL_TOOL and canonical not in layers.GATE_EXEMPT and units and not layers.is_already_truncated(units) \
             and len(units) > limits.threshold + layers.GATE_HEADROOM:
         units, spill = layers.persist_and_truncate(call_id or "", units, f"{spill_dir}/tool-results",
                                                    layers.PersistBudget())

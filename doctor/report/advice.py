@@ -175,11 +175,22 @@ def _ui_history(report) -> list[Advice]:
     if stats is None or stats.large_outputs_in_ui_history == 0:
         return []
     count = stats.large_outputs_in_ui_history
-    where = "rendered in the UI history" if not report.terms.own else \
-        f"kept as a display (resultDisplay) by {report.terms.client}"
+    if not report.terms.own:
+        return [Advice("ui-history", WARNING,
+                       f"{plural(count, 'oversized output')} also rendered in the UI history "
+                       f"{_verb(count, 'is', 'are')} held a second time in memory, outside the model's context.")]
+    # Another agent's display copy is measured against twice the tool's limit, whatever the model got of it:
+    # a result the agent cut for the model keeps its whole output as the display.
+    oversized = {result.call_id for result in report.retention.oversized() if result.call_id is not None}
+    whole = sum(1 for tool in report.retention.ui.tools if tool.large and tool.call_id in oversized) \
+        if report.retention.ui is not None else 0
+    model = (f"the model got {_verb(count, 'it', 'them')} cut" if not whole else
+             f"{plural(whole, 'of them', 'of them')} reached the model whole too" if whole < count else
+             f"the model got {_verb(count, 'it', 'them')} whole too")
     return [Advice("ui-history", WARNING,
-                   f"{plural(count, 'oversized output')} also {where} {_verb(count, 'is', 'are')} held a second "
-                   "time in memory, outside the model's context.")]
+                   f"{plural(count, 'tool output')} over twice {_verb(count, 'its', 'their')} limit "
+                   f"{_verb(count, 'is', 'are')} kept whole as a display (resultDisplay) by {report.terms.client} "
+                   f"and held in memory outside the model's context ({model}).")]
 
 
 def _side_channel(report) -> list[Advice]:

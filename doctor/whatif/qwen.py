@@ -86,8 +86,6 @@ KEYS = (
                "chars all results of one turn's parallel calls may keep together (≤ 0: no limit), water-filled"),
 )
 
-# Tools the gate leaves alone (chunk-DPEB6S2R.js:56957 GATE_EXEMPT_TOOLS).
-GATE_EXEMPT = frozenset({"exec", "read_file", "read_mcp_resource", "enter_plan_mode"})
 # Error types Qwen gives before a tool runs (registry, validation, policy): their message never meets the gate.
 PRE_EXECUTION_ERRORS = frozenset({"tool_not_registered", "execution_denied"})
 # File kinds read_file does not page as text (chunk-NNN2PKPV.js:3116–3187: binary, svg, pdf, media, notebooks).
@@ -377,7 +375,7 @@ def _layers(item: ReplayInput, limits_: QwenLimits, persisted: layers.PersistBud
             return entry  # the shell bounded it itself: no gate on the error path (`errorBodyAlreadyBounded`)
     elif item.field == "error":
         return _error_gate(item, limits_, entry, persisted)
-    elif canonical not in GATE_EXEMPT and entry.text and not layers.is_already_truncated(entry.text) \
+    elif canonical not in layers.GATE_EXEMPT and entry.text and not layers.is_already_truncated(entry.text) \
             and len(entry.text) > limits_.threshold + layers.GATE_HEADROOM:
         stub, path = layers.persist_and_truncate(item.call_id or "", entry.text, f"{item.facts['temp_dir']}/tool-results",
                                                  persisted)
@@ -518,7 +516,7 @@ def _ceiling(item: ReplayInput, limits_: QwenLimits) -> float:
     else:
         own = layers.max_output_chars(canonical, limits_)
         tool_cap = (limits_.threshold if own is None else own) + room
-        if canonical not in GATE_EXEMPT and math.isfinite(limits_.threshold):
+        if canonical not in layers.GATE_EXEMPT and math.isfinite(limits_.threshold):
             tool_cap = min(tool_cap, max(limits_.threshold + layers.GATE_HEADROOM, layers.PREVIEW_SIZE_CHARS + room))
     return min(tool_cap, limits_.batch_budget)
 

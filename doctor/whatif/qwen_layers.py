@@ -30,6 +30,8 @@ ELLIPSIS = "..."
 READ_FILE_TOOL = "read_file"
 # chunk-DPEB6S2R.js:56956 (core/coreToolScheduler.ts)
 GATE_HEADROOM = 3000
+# Tools the gate leaves alone (chunk-DPEB6S2R.js:56957 GATE_EXEMPT_TOOLS).
+GATE_EXEMPT = frozenset({"exec", "read_file", "read_mcp_resource", "enter_plan_mode"})
 # chunk-DPEB6S2R.js:46891 (tools/shell.ts)
 DEFAULT_SHELL_OUTPUT_THRESHOLD = 30000
 SHELL_PREVIEW_CHARS = 4000
