@@ -51,6 +51,16 @@ def register(subparsers) -> None:
                           "enter opens a session (stored with --paths full)")
     out.add_argument("--query", metavar="SQL", help="run one read-only SQL query on the database and print its rows")
     out.add_argument("--parquet", type=Path, metavar="DIR", help="export the sessions and results tables as Parquet")
+    chosen = parser.add_argument_group("which sessions (every answer, export, metric and the Fleet screen)")
+    chosen.add_argument("--since", metavar="WHEN",
+                        help="sessions started at or after WHEN (2026-03-01, 2026-03-01T14:30Z; no zone: UTC)")
+    chosen.add_argument("--until", metavar="WHEN", help="sessions started before WHEN (a bare date keeps that day)")
+    chosen.add_argument("--where", nargs="+", action="extend", metavar="FIELD=VALUE",
+                        help="keep sessions whose FIELD is VALUE: agent, agent_version, tool, project (its hash or "
+                             "folder), format, source, session; a field given twice keeps either value")
+    chosen.add_argument("--label", dest="labels", nargs="+", action="extend", metavar="KEY=VALUE",
+                        help="with PATH: record KEY=VALUE (a ticket, a customer) on this scan and every file it is "
+                             "given; the answers keep the sessions carrying every label given")
     metrics = parser.add_argument_group("metrics")
     metrics.add_argument("--openmetrics", type=Path, metavar="FILE",
                          help="write the per-tool histograms in the Prometheus text format (textfile collector)")
@@ -70,15 +80,16 @@ def run_scan(args) -> int:
     if args.engine == "dask" and not args.scheduler:
         return _fail("--engine dask needs --scheduler ADDR (e.g. tcp://127.0.0.1:8786)")
     try:
-        from doctor.triage import compare, engines, inputs, runner  # noqa: F401 (runner: the extra's DuckDB)
+        from doctor.triage import compare, engines, filters, inputs, runner  # noqa: F401 (runner: the extra's DuckDB)
     except ModuleNotFoundError as exc:
         return _fail(f"{EXTRA_HINT} ({exc.name} is missing)")
     if (args.paths or args.scan_all) and importlib.util.find_spec("pyarrow") is None:
         return _fail(f"{EXTRA_HINT} (pyarrow is missing)")  # the store writes result rows as Arrow tables
     try:
         args.compare = compare.parse(args.compare) if args.compare else None
+        args.filters = filters.parse(args.since, args.until, args.where, args.labels)
         files = inputs.expand(args.paths, args.scan_all)
-    except (inputs.InputError, compare.CompareError) as exc:
+    except (inputs.InputError, compare.CompareError, filters.FilterError) as exc:
         return _fail(str(exc))
     db_path = args.db or default_db()
     scanning = bool(files) or args.scan_all
@@ -111,12 +122,15 @@ def _open_scan_and_answer(args, db_path: Path, files: list, engine) -> int:
     try:
         summary = None
         if engine is not None:
-            request = runner.ScanRequest(files, path_style=args.path_style, engine=engine)
+            request = runner.ScanRequest(files, path_style=args.path_style, engine=engine, labels=args.filters.labels)
             try:
                 summary = runner.scan(store, request)
             except KeyboardInterrupt:
                 print("doctor scan: interrupted; every file written so far is complete", file=sys.stderr)
                 return exitcodes.INTERRUPTED
+        from doctor.triage.filters import apply
+
+        apply(store.db, args.filters)
         if args.tui:
             from doctor.triage.fleet import load_fleet
 
@@ -145,11 +159,12 @@ def _answer(store, args, summary) -> int:
         return code
     if args.query:
         try:
-            text = answers.query_text(store, args.query, args.format)
+            text = answers.query_text(store, args.query, args.format, args.filters)
         except answers.QueryError as exc:
             return _fail(f"--query: {exc}")
     else:
-        text = answers.render(answers.collect(store, summary, top=args.top, compare=args.compare), args.format)
+        text = answers.render(answers.collect(store, summary, top=args.top, compare=args.compare,
+                                              filters=args.filters), args.format)
     from doctor.commands.output import emit
 
     failed = emit(text, args.output)

@@ -157,11 +157,14 @@ def totals(db) -> dict:
     return row
 
 
-def collect(store, summary=None, *, top: int = 10, compare: tuple[str, str, str] | None = None) -> dict:
+def collect(store, summary=None, *, top: int = 10, compare: tuple[str, str, str] | None = None,
+            filters=None) -> dict:
+    """The answers; `filters` only names the filters already applied to the connection (`filters.apply`)."""
     db = store.db
     data = {
         "schemaVersion": SCHEMA_VERSION,
         "database": str(store.path),
+        "filters": filters.describe() if filters else [],
         "scan": None if summary is None else {
             **{name: summary.counts.get(name, 0) for name in ("seen", "new", "changed", "grown", "unchanged", "skipped")},
             "resultsWritten": summary.counts.get("results_written", 0),
@@ -194,10 +197,15 @@ def render(data: dict, fmt: str) -> str:
     return document(data, fmt)
 
 
-def query_text(store, sql: str, fmt: str) -> str:
-    """One read-only query's rows: JSON objects with --format json, else a tab-separated table."""
+def query_text(store, sql: str, fmt: str, filters=None) -> str:
+    """One read-only query's rows: JSON objects with --format json, else a tab-separated table. The
+    filters shadow `sessions` and `results` here too (`triage.main.sessions`, for `triage.duckdb`, names the whole table)."""
+    from doctor.triage.filters import apply
+
     try:
         cursor = store.db.cursor()
+        if filters:
+            apply(cursor, filters)
         cursor.execute("BEGIN TRANSACTION READ ONLY")
         cursor.execute(sql)
         names = [column[0] for column in cursor.description or ()]

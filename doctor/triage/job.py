@@ -22,7 +22,16 @@ from doctor.report.audit_summary import category_counts
 from doctor.sources.base import SourceError
 from doctor.sources.registry import open_session
 from doctor.triage import archives, pasted
-from doctor.triage.rows import LAYER_COLUMNS, SKIPPED, FileJob, FileOutcome, finish, storable, tool_type
+from doctor.triage.rows import (
+    LAYER_COLUMNS,
+    SKIPPED,
+    FileJob,
+    FileOutcome,
+    finish,
+    started_at,
+    storable,
+    tool_type,
+)
 
 def scan_batch(jobs: list[FileJob]) -> list[FileOutcome]:
     """The outcomes of several files, one after the other: an engine's task (see `engines.batches`)."""
@@ -103,7 +112,7 @@ def _outcome(job: FileJob, session, report, spill_findings: int | None) -> FileO
         "format": session.format,
         "session_id": session.session_id,
         "project_hash": facts["projectHash"],
-        "started": session.started,
+        "started": started_at(session.started),
         "size_bytes": facts["sizeBytes"],
         "records": facts["records"],
         "tool_results": stats.tool_result_count if stats else None,

@@ -32,6 +32,8 @@ def _name(value) -> str:
 def _scan(data: dict) -> Section:
     scan, totals = data["scan"], data["totals"]
     blocks = []
+    if data.get("filters"):
+        blocks.append(Paragraph("Only sessions " + inert_line("; ".join(data["filters"])) + " (every figure below)."))
     if scan is not None:
         blocks.append(Paragraph(
             f"This scan: {scan['seen']:,} files seen, {scan['new']:,} new, {scan['changed']:,} changed, "

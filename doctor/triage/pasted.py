@@ -16,7 +16,8 @@ from doctor.report.audit_summary import AUDIT_CATEGORIES
 from doctor.sources.base import SourceError
 from doctor.sources.jsonl import LINE_CAP, loads, over_cap_message
 from doctor.triage.rows import (
-    LAYER_COLUMNS, RESULT_COLUMNS, RESULT_TYPES, SESSION_TYPES, FileJob, FileOutcome, finish, storable, tool_type)
+    LAYER_COLUMNS, RESULT_COLUMNS, RESULT_TYPES, SESSION_TYPES, FileJob, FileOutcome, finish, started_at, storable,
+    tool_type)
 from doctor.triage.schema import fits
 
 MARKERS = (b'"schemaVersion"', b'"generator"', b'"toolResultRetention"')
@@ -64,7 +65,7 @@ def outcome(job: FileJob, report: dict, path: Path) -> FileOutcome:
         "format": source.get("format"),
         "session_id": source.get("sessionId"),
         "project_hash": source.get("projectHash"),
-        "started": source.get("started"),
+        "started": started_at(source.get("started")),
         "size_bytes": source.get("sizeBytes"),
         "records": source.get("records"),
         "tool_results": stats["toolResultCount"] if available else None,

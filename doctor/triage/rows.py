@@ -10,6 +10,7 @@ import hashlib
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 
 from doctor.core.budgets import is_mcp_tool_name
 from doctor.core.sentinels import LAYERS
@@ -42,7 +43,7 @@ SESSION_TYPES = {
     "format": "VARCHAR",
     "session_id": "VARCHAR",
     "project_hash": "VARCHAR",
-    "started": "VARCHAR",
+    "started": "TIMESTAMP",  # UTC (rows.started_at); NULL when the session states none
     "size_bytes": "BIGINT",
     "records": "BIGINT",
     "tool_results": "BIGINT",
@@ -117,6 +118,19 @@ def storable(value):
     if type(value) is str and not value.isascii():
         return _SURROGATE.sub("\ufffd", value)
     return value
+
+
+def started_at(text) -> datetime | None:
+    """A session's start as naive UTC, from the ISO 8601 text its agent recorded (no zone: UTC), so
+    `--since/--until` compare instants, not strings; None when the text is not such a time (an odd or
+    hostile value leaves the session out of time filters, it is never guessed)."""
+    if not isinstance(text, str) or not 10 <= len(text) <= 64:
+        return None
+    try:
+        moment = datetime.fromisoformat(text)
+        return moment.astimezone(timezone.utc).replace(tzinfo=None) if moment.tzinfo is not None else moment
+    except (ValueError, OverflowError):
+        return None
 
 
 def tool_type(name: str, budget_source: str) -> str:

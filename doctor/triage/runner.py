@@ -35,6 +35,7 @@ class ScanRequest:
     path_style: str = "short"
     options: object = None  # assemble.ReportOptions shared by every job
     engine: object = None  # an opened engine (engines.open_engine); None: the local pool on all cores
+    labels: dict = field(default_factory=dict)  # --label KEY=VALUE: recorded on the scan and every file given
 
 
 def scan(store: Store, request: ScanRequest) -> ScanSummary:
@@ -42,6 +43,7 @@ def scan(store: Store, request: ScanRequest) -> ScanSummary:
     engine = request.engine or _local_pool()
     with ctrl_c_as_interrupt():
         scan_id = store.begin_scan(engine.name)
+        store.record_labels(scan_id, request.labels, [file_key(path) for path in request.files])
         known = store.known_files()
         try:
             jobs, prints, archive_of, fresh = _plan(store, request, known, summary, scan_id)

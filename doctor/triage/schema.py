@@ -8,9 +8,11 @@ would cost more on bulk inserts than it saves on the per-session deletes.
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from doctor.triage.rows import RESULT_COLUMNS, RESULT_TYPES, SESSION_TYPES
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: sessions.started is a TIMESTAMP; scan_labels, file_labels
 
 _ARROW_TYPES = {"BIGINT": "int64", "DOUBLE": "float64", "VARCHAR": "string", "BOOLEAN": "bool_"}
 _BIGINT = range(-(1 << 63), 1 << 63)
@@ -34,6 +36,8 @@ def fits(sql_type: str, value) -> bool:
         return type(value) in (int, float) and abs(value) <= _LARGEST_DOUBLE
     if kind == "BOOLEAN":
         return type(value) is bool
+    if kind == "TIMESTAMP":
+        return type(value) is datetime
     return type(value) is str
 
 TABLES = {
@@ -65,6 +69,20 @@ TABLES = {
     status VARCHAR NOT NULL,
     reason VARCHAR,
     scan_id BIGINT NOT NULL
+)""",
+    # `--label KEY=VALUE` given with a scan: the scan's labels, and every file it saw (an archive stands
+    # for its members), so that answers can keep the sessions of one ticket or customer later.
+    "scan_labels": """CREATE TABLE scan_labels (
+    scan_id BIGINT NOT NULL,
+    key VARCHAR NOT NULL,
+    value VARCHAR NOT NULL,
+    PRIMARY KEY (scan_id, key, value)
+)""",
+    "file_labels": """CREATE TABLE file_labels (
+    file_key VARCHAR NOT NULL,
+    key VARCHAR NOT NULL,
+    value VARCHAR NOT NULL,
+    PRIMARY KEY (file_key, key, value)
 )""",
     "sessions": _create("sessions", SESSION_TYPES),
     "results": _create("results", {"session_key": "VARCHAR NOT NULL", **RESULT_TYPES}),
