@@ -14,6 +14,7 @@ from pathlib import Path
 
 from doctor import exitcodes
 from doctor.commands.arguments import positive_int
+from doctor.report.inert import inert_line
 from doctor.report.model import PATH_STYLES
 
 FORMATS = ("text", "json", "markdown", "html")
@@ -49,6 +50,9 @@ def register(subparsers) -> None:
     out.add_argument("--tui", action="store_true",
                      help="open the Fleet screen: sessions sortable and filterable, a tool's histogram, "
                           "enter opens a session (stored with --paths full)")
+    out.add_argument("--skipped", action="store_true",
+                     help="list every skipped file by name, and the files found in folders that are not sessions "
+                          "(without it: the newest --top skipped)")
     out.add_argument("--query", metavar="SQL", help="run one read-only SQL query on the database and print its rows")
     out.add_argument("--parquet", type=Path, metavar="DIR", help="export the sessions and results tables as Parquet")
     chosen = parser.add_argument_group("which sessions (every answer, export, metric and the Fleet screen)")
@@ -88,9 +92,15 @@ def run_scan(args) -> int:
     try:
         args.compare = compare.parse(args.compare) if args.compare else None
         args.filters = filters.parse(args.since, args.until, args.where, args.labels)
-        files = inputs.expand(args.paths, args.scan_all)
+        empty: list[str] = []
+        files = inputs.expand(args.paths, args.scan_all, empty=empty)
     except (inputs.InputError, compare.CompareError, filters.FilterError) as exc:
         return _fail(str(exc))
+    for folder in empty:  # said, never answered from the database as if the folder had been scanned
+        print(f"doctor scan: {inert_line(folder)}: {inputs.EMPTY_FOLDER}", file=sys.stderr)
+    if empty and not files and not args.scan_all:
+        return exitcodes.USAGE_OR_INPUT
+    args.empty_folders = empty
     db_path = args.db or default_db()
     scanning = bool(files) or args.scan_all
     try:
@@ -128,6 +138,8 @@ def _open_scan_and_answer(args, db_path: Path, files: list, engine) -> int:
             except KeyboardInterrupt:
                 print("doctor scan: interrupted; every file written so far is complete", file=sys.stderr)
                 return exitcodes.INTERRUPTED
+        partial = summary is not None and (summary.counts["skipped"] > 0 or bool(args.empty_folders)
+                                           or _named_not_sessions(store, args.paths))
         from doctor.triage.filters import apply
 
         apply(store.db, args.filters)
@@ -136,17 +148,33 @@ def _open_scan_and_answer(args, db_path: Path, files: list, engine) -> int:
 
             fleet = load_fleet(store)
         else:
-            return _answer(store, args, summary)
+            return _answer(store, args, summary, partial)
     finally:
         store.close()
     from doctor.triage.fleet import session_provider
     from doctor.tui import run_fleet_app
 
     run_fleet_app(fleet, session_provider)
-    return exitcodes.PARTIAL_INPUT if summary and summary.counts["skipped"] else exitcodes.OK
+    return exitcodes.PARTIAL_INPUT if partial else exitcodes.OK
 
 
-def _answer(store, args, summary) -> int:
+def _named_not_sessions(store, paths: list[str]) -> bool:
+    """Say which files named on the command line (not found in a folder) no reader recognised: the user
+    asked for them, so that is part of the input skipped (exit 3), unlike an agent's settings in a folder."""
+    from doctor.triage.inputs import file_key
+
+    named = {file_key(Path(path).expanduser().absolute()): path for path in paths if Path(path).expanduser().is_file()}
+    if not named:
+        return False
+    rows = store.db.execute("SELECT file_key, reason FROM files WHERE status = 'not-session' AND file_key IN "
+                            "(SELECT unnest(?::VARCHAR[]))", [list(named)]).fetchall()
+    for key, reason in rows:
+        print(f"doctor scan: {inert_line(named[key])}: not a session or doctor report ({inert_line(reason)})",
+              file=sys.stderr)
+    return bool(rows)
+
+
+def _answer(store, args, summary, partial: bool) -> int:
     from doctor.triage import answers
 
     if args.parquet:
@@ -164,13 +192,13 @@ def _answer(store, args, summary) -> int:
             return _fail(f"--query: {exc}")
     else:
         text = answers.render(answers.collect(store, summary, top=args.top, compare=args.compare,
-                                              filters=args.filters), args.format)
+                                              filters=args.filters, all_skipped=args.skipped), args.format)
     from doctor.commands.output import emit
 
     failed = emit(text, args.output)
     if failed:
         return _fail(failed)
-    return exitcodes.PARTIAL_INPUT if summary and summary.counts["skipped"] else exitcodes.OK
+    return exitcodes.PARTIAL_INPUT if partial else exitcodes.OK
 
 
 def _metrics(store, args) -> int:

@@ -149,7 +149,8 @@ def totals(db) -> dict:
                (SELECT coalesce(sum(injected_chars), 0) FROM results) AS injected_chars,
                (SELECT coalesce(sum(tokens), 0) FROM results) AS tokens,
                (SELECT coalesce(sum(oversized::INT), 0) FROM results) AS oversized,
-               (SELECT count(*) FROM files WHERE status = 'skipped') AS files_skipped""")[0]
+               (SELECT count(*) FROM files WHERE status = 'skipped') AS files_skipped,
+               (SELECT count(*) FROM files WHERE status = 'not-session') AS files_not_sessions""")[0]
     row["agents"] = _rows(db, """SELECT agent, coalesce(agent_version, '') AS agent_version, count(*) AS sessions
                                  FROM sessions GROUP BY ALL ORDER BY sessions DESC, agent, agent_version""")
     row["skipped"] = _rows(db, """SELECT reason, count(*) AS files FROM files WHERE status = 'skipped'
@@ -157,9 +158,20 @@ def totals(db) -> dict:
     return row
 
 
+def skipped_files(db, limit: int | None, *, everything: bool = False) -> list[dict]:
+    """The files scans skipped, by name, newest scan first (at most `limit`; None: all); `everything`
+    adds the files found in folders that are not sessions (status `not-session`)."""
+    statuses = ("skipped", "not-session") if everything else ("skipped",)
+    return _rows(db, f"""
+        SELECT path, status, reason, scan_id FROM files WHERE status IN ({', '.join('?' for _ in statuses)})
+        ORDER BY status, scan_id DESC, path {'LIMIT ?' if limit is not None else ''}""",
+                 [*statuses, *([limit] if limit is not None else [])])
+
+
 def collect(store, summary=None, *, top: int = 10, compare: tuple[str, str, str] | None = None,
-            filters=None) -> dict:
-    """The answers; `filters` only names the filters already applied to the connection (`filters.apply`)."""
+            filters=None, all_skipped: bool = False) -> dict:
+    """The answers; `filters` only names the filters already applied to the connection (`filters.apply`);
+    `all_skipped` (--skipped): every skipped and not-session file by name instead of the `top` skipped."""
     db = store.db
     data = {
         "schemaVersion": SCHEMA_VERSION,
@@ -168,9 +180,11 @@ def collect(store, summary=None, *, top: int = 10, compare: tuple[str, str, str]
         "scan": None if summary is None else {
             **{name: summary.counts.get(name, 0) for name in ("seen", "new", "changed", "grown", "unchanged", "skipped")},
             "resultsWritten": summary.counts.get("results_written", 0),
+            "notSessions": summary.counts.get("not_sessions", 0),
             "skippedReasons": [{"reason": reason, "files": count} for reason, count in summary.skipped.most_common()],
         },
         "totals": totals(db),
+        "skippedFiles": skipped_files(db, None if all_skipped else top, everything=all_skipped),
         "tools": tools_ranked(db, top),
         "oversizedByVersion": oversized_by_version(db, top),
         "layers": layer_rates(db),

@@ -19,11 +19,12 @@ from doctor.core.estimator import tokens_for_chars
 from doctor.core.retention import whole_number
 from doctor.core.sentinels import LAYERS
 from doctor.report.audit_summary import category_counts
-from doctor.sources.base import SourceError
+from doctor.sources.base import SourceError, UnknownFormat
 from doctor.sources.registry import open_session
 from doctor.triage import archives, pasted
 from doctor.triage.rows import (
     LAYER_COLUMNS,
+    NOT_SESSION,
     SKIPPED,
     FileJob,
     FileOutcome,
@@ -80,11 +81,38 @@ def _scan_path(job: FileJob, path: Path, *, audit: bool) -> FileOutcome:
     report = pasted.read_report(path)
     if report is not None:
         return pasted.outcome(job, report, path)
-    session = open_session(path)
+    try:
+        session = open_session(path)
+    except UnknownFormat as exc:
+        if not _well_formed_json(path):
+            raise  # garbage, an empty or a torn file: maybe a damaged session, so skipped and counted
+        return FileOutcome(job.key, job.shown, NOT_SESSION, reason=_reason(exc))
     options = job.options or ReportOptions()
     report = report_for_session(session, options)
     findings = _spill_findings(session, report) if audit else None
     return _outcome(job, session, report, findings)
+
+
+WHOLE_JSON_BYTES = 1 << 20  # an agent's settings or metadata file is small; a larger file is judged by its first line
+
+
+def _well_formed_json(path: Path) -> bool:
+    """Whether the file is JSON (a whole document, or JSON lines): then it is some program's data (an
+    agent's settings, a subagent's `.meta.json`), not a session, and a scan of a folder need not call
+    it skipped. A file that is not JSON at all may be a damaged session: that stays skipped."""
+    from doctor.sources.base import open_session_file
+    from doctor.sources.jsonl import loads
+    from doctor.sources.sniffing import Head
+
+    with open_session_file(path) as handle:
+        data = handle.read(WHOLE_JSON_BYTES + 1)
+    if len(data) <= WHOLE_JSON_BYTES:
+        try:
+            return isinstance(loads(data), (dict, list))
+        except ValueError:
+            pass
+    values = Head.read(path).values(1)
+    return bool(values) and isinstance(values[0], (dict, list))
 
 
 def _spill_findings(session, report) -> int:

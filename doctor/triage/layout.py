@@ -29,6 +29,13 @@ def _name(value) -> str:
     return text if len(text) <= NAME_CHARS else text[:NAME_CHARS - 1] + "…"
 
 
+def _not_sessions(count: int) -> str:
+    if not count:
+        return ""
+    return (f"; {count:,} file{' is' if count == 1 else 's are'} in the folders scanned but not "
+            f"{'a session' if count == 1 else 'sessions'} (--skipped names them)")
+
+
 def _scan(data: dict) -> Section:
     scan, totals = data["scan"], data["totals"]
     blocks = []
@@ -37,13 +44,15 @@ def _scan(data: dict) -> Section:
     if scan is not None:
         blocks.append(Paragraph(
             f"This scan: {scan['seen']:,} files seen, {scan['new']:,} new, {scan['changed']:,} changed, "
-            f"{scan['grown']:,} grown, {scan['unchanged']:,} unchanged, {scan['skipped']:,} skipped; "
-            f"{scan['resultsWritten']:,} result rows written."))
+            f"{scan['grown']:,} grown, {scan['unchanged']:,} unchanged, {scan['skipped']:,} skipped"
+            + (f", {scan['notSessions']:,} not sessions" if scan.get("notSessions") else "")
+            + f"; {scan['resultsWritten']:,} result rows written."))
     blocks.append(Paragraph(
         f"Database: {totals['sessions']:,} sessions ({totals['from_reports']:,} from pasted reports), "
         f"{totals['results']:,} tool results, {figure(totals['injected_chars'])} chars "
         f"(~{totals['tokens']:,} tokens) injected, {totals['oversized']:,} oversized; "
-        f"{totals['files_skipped']:,} files skipped."))
+        f"{totals['files_skipped']:,} files skipped" + _not_sessions(totals.get("files_not_sessions", 0)) + "."))
+
     if totals["agents"]:
         blocks.append(_table(("Agent", "Version", "Sessions"),
                              ((_name(a["agent"]), _name(a["agent_version"]), a["sessions"]) for a in totals["agents"]),
@@ -52,13 +61,22 @@ def _scan(data: dict) -> Section:
 
 
 def _skipped(data: dict) -> Section | None:
-    skipped = data["totals"]["skipped"]
-    if not skipped:
+    skipped, files = data["totals"]["skipped"], data["skippedFiles"]
+    if not skipped and not files:
         return None
-    return Section("Skipped files", (
-        Paragraph("Files that are not sessions or reports doctor reads, or could not be read (from every scan):"),
-        _table(("Reason", "Files"), ((inert_line(row["reason"]), row["files"]) for row in skipped), (1,)),
-    ))
+    blocks = []
+    if skipped:
+        blocks += [Paragraph("Files that could not be read as sessions or reports (from every scan), by reason:"),
+                   _table(("Reason", "Files"), ((inert_line(row["reason"]), row["files"]) for row in skipped), (1,))]
+    if files:
+        shown = sum(1 for row in files if row["status"] == "skipped")
+        more = data["totals"]["files_skipped"] - shown
+        blocks += [Paragraph("By name, newest scan first" + (f" ({more:,} more: --skipped lists every one)"
+                                                              if more > 0 else "") + ":"),
+                   _table(("File", "Kind", "Reason", "Scan"),
+                          ((inert_line(row["path"]), "not a session" if row["status"] == "not-session" else "skipped",
+                            inert_line(row["reason"] or ""), row["scan_id"]) for row in files), (3,))]
+    return Section("Skipped files", tuple(blocks))
 
 
 def _tools(data: dict) -> Section:

@@ -64,6 +64,9 @@ SESSION_COLUMNS = tuple(SESSION_TYPES)
 RESULT_COLUMNS = tuple(RESULT_TYPES)
 
 OK, SKIPPED = "ok", "skipped"
+# A file found in a folder that no reader recognises (an agent's settings, a subagent's `.meta.json`, notes):
+# recorded and listed with --skipped, but not a problem of the scan (a file named on the command line is).
+NOT_SESSION = "not-session"
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from pathlib import Path
 from doctor.triage import archives
 from doctor.triage.fingerprint import CHANGED, GROWN, NEW, UNCHANGED, Fingerprint, compare, fingerprint
 from doctor.triage.inputs import file_key, shown
-from doctor.triage.rows import SKIPPED, FileJob, FileOutcome
+from doctor.triage.rows import NOT_SESSION, SKIPPED, FileJob, FileOutcome
 from doctor.triage.store import Store, ctrl_c_as_interrupt
 
 
@@ -55,6 +55,8 @@ def scan(store: Store, request: ScanRequest) -> ScanSummary:
                 if outcome.status == SKIPPED:
                     summary.counts["skipped"] += 1
                     summary.skipped[outcome.reason] += 1
+                elif outcome.status == NOT_SESSION:
+                    summary.counts["not_sessions"] += 1
         except KeyboardInterrupt:
             summary.interrupted = True
             raise

@@ -23,7 +23,7 @@ SIZE = (140, 40)
 def _fleet(capsys, tmp_path: Path, style: str = "full"):
     db = tmp_path / f"{style}.duckdb"
     assert run_cli(capsys, "scan", "--db", db, "--jobs", "1", "--paths", style, RECORDINGS / "qwen",
-                   RECORDINGS / "codex", "-o", tmp_path / "out.txt")[0] == 3
+                   RECORDINGS / "codex", "-o", tmp_path / "out.txt")[0] == 0
     store = Store(db, read_only=True)
     try:
         return db, load_fleet(store)
