@@ -75,15 +75,20 @@ def raw_vs_injected(db, top: int) -> list[dict]:
 
 
 def sessions_at_risk(db, top: int) -> list[dict]:
-    """Sessions ranked by risk: oversized results, then spill findings, then retained context."""
+    """Sessions ranked by risk: oversized results, then spill findings, then retained context. Each is
+    named by its session id and a path that no other session shares: a shortened path that another
+    session stores too (`/…/qwen/session.jsonl` twice) gets `#` and the start of its file key."""
     rows = _rows(db, """
-        SELECT path, agent, agent_version, session_id, tool_results, retained_tokens, largest_chars, oversized,
-               spill_findings, input_problems, retention_unavailable
-        FROM sessions
+        WITH named AS (SELECT *, count(*) OVER (PARTITION BY path) AS sharing FROM sessions)
+        SELECT session_key, path, sharing, agent, agent_version, session_id, tool_results, retained_tokens,
+               largest_chars, oversized, spill_findings, input_problems, retention_unavailable
+        FROM named
         ORDER BY coalesce(oversized, 0) DESC, coalesce(spill_findings, 0) DESC, coalesce(retained_tokens, 0) DESC,
-                 path
+                 path, session_key
         LIMIT ?""", [top])
     for row in rows:
+        if row.pop("sharing") > 1:
+            row["path"] = f"{row['path']} #{row['session_key'][:8]}"
         row["reason"] = risk_reason(row)
     return rows
 

@@ -139,10 +139,12 @@ def _growth(data: dict) -> Section | None:
 
 
 def _risk(data: dict) -> Section:
-    rows = ((_name(s["path"]), _name(s["agent"]), _name(s["agent_version"]), s["tool_results"], s["retained_tokens"],
-             s["oversized"], _name(s["reason"])) for s in data["sessionsAtRisk"])
+    """Paths and reasons whole (a path is how the session is found; --paths full stores the whole of it)."""
+    rows = ((_name(s["session_id"]), inert_line(s["path"]), _name(s["agent"]), _name(s["agent_version"]),
+             s["tool_results"], s["retained_tokens"], s["oversized"], inert_line(s["reason"]))
+            for s in data["sessionsAtRisk"])
     return Section("Sessions by risk", (_table(
-        ("Session", "Agent", "Version", "Results", "Tokens", "Oversized", "Why"), rows, (3, 4, 5)),))
+        ("Session", "Path", "Agent", "Version", "Results", "Tokens", "Oversized", "Why"), rows, (4, 5, 6)),))
 
 
 def _compare(data: dict) -> Section | None:

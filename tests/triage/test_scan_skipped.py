@@ -68,3 +68,29 @@ def test_an_empty_folder_says_so(capsys, tmp_path: Path) -> None:
     assert code == 3 and "no session files" in err  # the rest is scanned, the empty folder said
 
 
+
+
+def test_sessions_at_risk_are_named_so_they_can_be_found(capsys, tmp_path: Path) -> None:
+    """Two different sessions both stored as `/…/qwen/session.jsonl` (--paths short) stay apart, by session id
+    and by path; --paths full shows the whole path in every format."""
+    deep = tmp_path / "customers" / "a-rather-long-customer-folder-name" / "tickets"
+    sessions = [RECORDINGS / "qwen" / "oversized-alarm" / "session.jsonl", RECORDINGS / "qwen" / "errors" / "session.jsonl"]
+    for name, session in zip(("first", "second"), sessions):
+        (deep / name / "qwen").mkdir(parents=True)
+        shutil.copy(session, deep / name / "qwen" / "session.jsonl")
+    ids = {json.loads(line)["sessionId"] for session in sessions for line in session.read_text().splitlines()[:1]}
+    short = tmp_path / "short.duckdb"
+    code, out, err = scan(capsys, short, deep, "--json")
+    assert code == 0, err
+    risk = json.loads(out)["sessionsAtRisk"]
+    assert {row["session_id"] for row in risk} == ids
+    paths = [row["path"] for row in risk]
+    assert len(set(paths)) == 2 and all(path.startswith("/…/qwen/session.jsonl #") for path in paths), paths
+    code, out, err = scan(capsys, short)
+    assert all(session_id in out for session_id in ids) and all(path in out for path in paths)
+    full = tmp_path / "full.duckdb"
+    assert scan(capsys, full, deep, "--paths", "full", "-o", tmp_path / "a.txt")[0] == 0
+    for fmt in ("text", "markdown", "html"):
+        code, out, err = scan(capsys, full, "--format", fmt)
+        for name in ("first", "second"):
+            assert str(deep / name / "qwen" / "session.jsonl") in out.replace("\\", ""), (fmt, name)
