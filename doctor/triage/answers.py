@@ -81,7 +81,7 @@ def sessions_at_risk(db, top: int) -> list[dict]:
     rows = _rows(db, """
         WITH named AS (SELECT *, count(*) OVER (PARTITION BY path) AS sharing FROM sessions)
         SELECT session_key, path, sharing, agent, agent_version, session_id, tool_results, retained_tokens,
-               largest_chars, oversized, spill_findings, input_problems, retention_unavailable
+               context_window_tokens, context_window_share, largest_chars, oversized, spill_findings, input_problems, retention_unavailable
         FROM named
         ORDER BY coalesce(oversized, 0) DESC, coalesce(spill_findings, 0) DESC, coalesce(retained_tokens, 0) DESC,
                  path, session_key

@@ -146,6 +146,7 @@ def _outcome(job: FileJob, session, report, spill_findings: int | None) -> FileO
         "tool_results": stats.tool_result_count if stats else None,
         "retained_chars": whole_number(stats.total_chars) if stats else None,
         "retained_tokens": stats.total_tokens if stats else None,
+        **_window(report),
         "largest_chars": whole_number(stats.largest_result_chars) if stats else None,
         "oversized": stats.oversized_result_count if stats else None,
         **{column: layers.get(layer, 0) for column, layer in zip(LAYER_COLUMNS, LAYERS)},
@@ -157,6 +158,17 @@ def _outcome(job: FileJob, session, report, spill_findings: int | None) -> FileO
         "results_complete": analysis is not None,
     }
     return finish(job, row, rows)
+
+
+def _window(report) -> dict:
+    """The context window's size and the share the tool results hold, as `doctor memory --json` states them."""
+    from doctor.report.terms import terms_of
+
+    window = report.context_window
+    if window is None or report.retention is None:
+        return {"context_window_tokens": None, "context_window_share": None}
+    tokens = terms_of(report).totals(report.retention)[1]
+    return {"context_window_tokens": window.tokens, "context_window_share": window.to_json(tokens)["share"]}
 
 
 def result_rows(analysis):

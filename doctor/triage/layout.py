@@ -141,10 +141,21 @@ def _growth(data: dict) -> Section | None:
 def _risk(data: dict) -> Section:
     """Paths and reasons whole (a path is how the session is found; --paths full stores the whole of it)."""
     rows = ((_name(s["session_id"]), inert_line(s["path"]), _name(s["agent"]), _name(s["agent_version"]),
-             s["tool_results"], s["retained_tokens"], s["oversized"], inert_line(s["reason"]))
+             s["tool_results"], s["retained_tokens"], _window(s), s["oversized"], inert_line(s["reason"]))
             for s in data["sessionsAtRisk"])
-    return Section("Sessions by risk", (_table(
-        ("Session", "Path", "Agent", "Version", "Results", "Tokens", "Oversized", "Why"), rows, (4, 5, 6)),))
+    return Section("Sessions by risk", (
+        Paragraph("Window: the share of the model's context window the tool results hold, where the session "
+                  "states the window (a Codex rollout does); — where it does not."),
+        _table(("Session", "Path", "Agent", "Version", "Results", "Tokens", "Window", "Oversized", "Why"), rows,
+               (4, 5, 6, 7))))
+
+
+def _window(session: dict) -> str:
+    from doctor.report.window import percent
+
+    if session["context_window_share"] is None:
+        return "—"
+    return f"{percent(session['context_window_share'])} of {figure(session['context_window_tokens'])}"
 
 
 def _compare(data: dict) -> Section | None:

@@ -71,6 +71,7 @@ def outcome(job: FileJob, report: dict, path: Path) -> FileOutcome:
         "tool_results": stats["toolResultCount"] if available else None,
         "retained_chars": stats["totalChars"] if available else None,
         "retained_tokens": retention.get("totalTokens") if available else None,
+        **_window(report),
         "largest_chars": stats["largestResultChars"] if available else None,
         "oversized": stats["oversizedResultCount"] if available else None,
         **{column: layers.get(layer, 0) for column, layer in zip(LAYER_COLUMNS, LAYERS)},
@@ -85,6 +86,15 @@ def outcome(job: FileJob, report: dict, path: Path) -> FileOutcome:
     }
     _check_figures(path, row, rows)
     return finish(job, row, rows)
+
+
+def _window(report: dict) -> dict:
+    """The context window the report states (agentMeasure.contextWindow), checked like every figure."""
+    measure = report.get("agentMeasure")
+    window = measure.get("contextWindow") if isinstance(measure, dict) else None
+    if not isinstance(window, dict):
+        return {"context_window_tokens": None, "context_window_share": None}
+    return {"context_window_tokens": window.get("tokens"), "context_window_share": window.get("share")}
 
 
 def _check_figures(path: Path, row: dict, rows: list[tuple]) -> None:

@@ -49,6 +49,10 @@ SESSION_TYPES = {
     "tool_results": "BIGINT",
     "retained_chars": "DOUBLE",
     "retained_tokens": "BIGINT",
+    # The model's context window where the session states it (doctor.core.context_window: a Codex rollout),
+    # and the share of it the tool results hold, in the agent's own measure (`doctor memory`'s contextWindow).
+    "context_window_tokens": "BIGINT",
+    "context_window_share": "DOUBLE",
     "largest_chars": "DOUBLE",
     "oversized": "BIGINT",
     **{column: "BIGINT NOT NULL" for column in LAYER_COLUMNS},

@@ -104,3 +104,31 @@ def test_bad_filters_are_one_line_and_write_nothing(capsys, tmp_path: Path) -> N
         code, out, err = scan(capsys, db, RECORDINGS / "codex", *args)
         assert code == 2 and words in err and len(err.strip().splitlines()) == 1, err
     assert not db.exists()
+
+
+def test_context_window_share_where_the_session_states_the_window(capsys, corpus, tmp_path: Path) -> None:
+    """Codex rollouts state the model's window: the share stored and shown is `doctor memory --json`'s, for
+    a session file and for its pasted report; the others say nothing (no window is guessed from a name)."""
+    db, reports = corpus
+    def window(report: dict) -> dict | None:
+        return (report.get("agentMeasure") or {}).get("contextWindow")
+
+    stated = {(r["source"]["sessionId"], window(r)["tokens"], window(r)["share"]) for r in reports if window(r)}
+    assert stated and {r["source"]["agent"] for r in reports if window(r)} == {"codex"}
+    stored = set(table(db, "SELECT session_id, context_window_tokens, context_window_share FROM sessions "
+                           "WHERE context_window_share IS NOT NULL"))
+    assert stored == stated
+    session_id, tokens, share = max(stated, key=lambda row: row[2])
+    answers = _answers(capsys, db, "--where", f"session={session_id}")
+    assert [(row["context_window_tokens"], row["context_window_share"]) for row in answers["sessionsAtRisk"]] == \
+        [(tokens, share)]
+    code, out, err = run_cli(capsys, "scan", "--db", db, "--where", f"session={session_id}")
+    from doctor.report.window import percent
+
+    assert f"{percent(share)} of {tokens:,}" in out
+    report = next(r for r in reports if r["source"]["sessionId"] == session_id)
+    pasted = tmp_path / "pasted.json"
+    pasted.write_text(json.dumps(report))
+    pasted_db = tmp_path / "pasted.duckdb"
+    assert scan(capsys, pasted_db, pasted, "-o", tmp_path / "a.txt")[0] == 0
+    assert table(pasted_db, "SELECT context_window_tokens, context_window_share FROM sessions") == [(tokens, share)]
