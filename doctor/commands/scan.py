@@ -67,7 +67,8 @@ def register(subparsers) -> None:
                              "given; the answers keep the sessions carrying every label given")
     metrics = parser.add_argument_group("metrics")
     metrics.add_argument("--openmetrics", type=Path, metavar="FILE",
-                         help="write the per-tool histograms in the Prometheus text format (textfile collector)")
+                         help="write the per-tool histograms as OpenMetrics text, ending # EOF (Prometheus and its "
+                              "textfile collector read it)")
     metrics.add_argument("--otlp", metavar="URL",
                          help="export them as OpenTelemetry metrics over OTLP/HTTP (e.g. http://127.0.0.1:4318)")
     metrics.add_argument("--max-tools", type=positive_int, default=50, metavar="N",
@@ -84,7 +85,7 @@ def run_scan(args) -> int:
     if args.engine == "dask" and not args.scheduler:
         return _fail("--engine dask needs --scheduler ADDR (e.g. tcp://127.0.0.1:8786)")
     try:
-        from doctor.triage import compare, engines, filters, inputs, runner  # noqa: F401 (runner: the extra's DuckDB)
+        from doctor.triage import compare, engines, filters, inputs, metrics, runner  # noqa: F401 (runner: DuckDB)
     except ModuleNotFoundError as exc:
         return _fail(f"{EXTRA_HINT} ({exc.name} is missing)")
     if (args.paths or args.scan_all) and importlib.util.find_spec("pyarrow") is None:
@@ -94,7 +95,9 @@ def run_scan(args) -> int:
         args.filters = filters.parse(args.since, args.until, args.where, args.labels)
         empty: list[str] = []
         files = inputs.expand(args.paths, args.scan_all, empty=empty)
-    except (inputs.InputError, compare.CompareError, filters.FilterError) as exc:
+        if args.otlp:
+            metrics.otlp_endpoint(args.otlp)  # a URL that cannot work is said before anything is scanned
+    except (inputs.InputError, compare.CompareError, filters.FilterError, metrics.ExportError) as exc:
         return _fail(str(exc))
     for folder in empty:  # said, never answered from the database as if the folder had been scanned
         print(f"doctor scan: {inert_line(folder)}: {inputs.EMPTY_FOLDER}", file=sys.stderr)
@@ -209,7 +212,7 @@ def _metrics(store, args) -> int:
     aggregate = metrics.aggregate(store, args.max_tools)
     if args.openmetrics:
         try:
-            metrics.write_textfile(args.openmetrics, metrics.prometheus_text(aggregate))
+            metrics.write_textfile(args.openmetrics, metrics.openmetrics_text(aggregate))
         except OSError as exc:
             return _fail(f"{args.openmetrics}: {exc.strerror or exc}")
     if args.otlp:

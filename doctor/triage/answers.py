@@ -14,6 +14,7 @@ from pathlib import Path
 import duckdb
 
 from doctor.report.inert import inert_json, inert_line
+from doctor.triage.bins import bin_label, bin_sql
 from doctor.triage.schema import SCHEMA_VERSION
 
 QUANTILES = "[0.5, 0.9, 0.99]"
@@ -110,12 +111,11 @@ def risk_reason(row: dict) -> str:
 
 HISTOGRAM_TOOLS = 6
 GROWTH_TURNS = 40
-SIZE_BIN = "CASE WHEN injected_chars < 1 THEN 0 ELSE floor(2 * log10(injected_chars))::BIGINT + 1 END"
+SIZE_BIN = bin_sql("injected_chars")
 
 
 def histograms(db, tools: int = HISTOGRAM_TOOLS) -> list[dict]:
-    """Per tool (the largest by injected chars), results per half-decade size bin (charts.size_bin), gaps as 0."""
-    from doctor.report.charts import bin_label
+    """Per tool (the largest by injected chars), results per size bin (`bins`: the metrics' edges), gaps as 0."""
 
     rows = db.execute(f"""
         WITH top AS (SELECT tool FROM results GROUP BY tool ORDER BY sum(injected_chars) DESC, tool LIMIT ?)
@@ -126,7 +126,7 @@ def histograms(db, tools: int = HISTOGRAM_TOOLS) -> list[dict]:
     counts: dict[str, dict[int, int]] = {tool: {} for tool in order}
     for tool, size_bin, count in rows:
         counts[tool][size_bin] = count
-    return [{"tool": tool, "bins": [{"bin": k, "from": bin_label(k), "results": bins.get(k, 0)}
+    return [{"tool": tool, "bins": [{"bin": k, "upTo": bin_label(k), "results": bins.get(k, 0)}
                                     for k in range(min(bins), max(bins) + 1)]}
             for tool, bins in counts.items()]
 

@@ -1,7 +1,7 @@
 """What the TUI's Fleet screen shows, read from the triage database once, as plain data.
 
 The screen never runs SQL: it gets the sessions' rows and each tool's size histogram
-(the half-decade bins the HTML charts use), and a function that turns a session's
+(the bins the HTML charts and the metrics use, `triage.bins`), and a function that turns a session's
 stored path into a report provider for the memory screen when the file is still there.
 """
 

@@ -83,8 +83,8 @@ def _tools(data: dict) -> Section:
     rows = ((_name(t["tool"]), t["tool_type"], t["results"], t["chars"], t["chars_p50"], t["chars_p90"],
              t["chars_p99"], t["chars_max"], t["tokens"], t["tokens_p90"], t["oversized"]) for t in data["tools"])
     charts = tuple(
-        Chart(f"{_name(h['tool'])}: results by injected size", tuple(b["from"] for b in h["bins"]),
-              tuple(b["results"] for b in h["bins"]), "injected chars (log scale, half-decade bins)", "results",
+        Chart(f"{_name(h['tool'])}: results by injected size", tuple(b["upTo"] for b in h["bins"]),
+              tuple(b["results"] for b in h["bins"]), "injected chars (log scale: bins up to 1, 3, 10, 30 …)", "results",
               slug=f"histogram-{index}")
         for index, h in enumerate(data["charts"]["histograms"]))
     return Section("Tools by injected context", (_table(

@@ -6,6 +6,7 @@ with the chart module's own binning, so the SQL and the drawing are both checked
 
 from __future__ import annotations
 
+import bisect
 import html
 import json
 import re
@@ -16,7 +17,8 @@ import pytest
 from browser_support import BROWSER, REQUIRED, browser, page_dom, png_pixels
 from triage_support import run_cli
 
-from doctor.report.charts import BAR, bin_label, size_bin
+from doctor.report.charts import BAR
+from doctor.triage.bins import BOUNDS, bin_label
 
 pytestmark = pytest.mark.skipif(BROWSER is None and not REQUIRED, reason="chromium is not installed")
 
@@ -49,7 +51,7 @@ def test_histograms_and_version_chart_are_drawn_and_labelled(capsys, tmp_path: P
     bins = defaultdict(Counter)
     for report in reports:
         for result in report["retention"]["results"]:
-            bins[result["tool"]][size_bin(result["chars"])] += 1
+            bins[result["tool"]][bisect.bisect_left(BOUNDS, result["chars"])] += 1  # (edge, next edge]
     histograms = answers["charts"]["histograms"]
     assert len(histograms) == 6
     for index, histogram in enumerate(histograms):

@@ -4,6 +4,7 @@ recordings: sort, filter, a tool's histogram, enter opens the session in the mem
 from __future__ import annotations
 
 import asyncio
+import bisect
 import io
 from collections import Counter
 from pathlib import Path
@@ -11,7 +12,7 @@ from pathlib import Path
 from rich.console import Console
 from triage_support import RECORDINGS, run_cli, table
 
-from doctor.report.charts import size_bin
+from doctor.triage.bins import BOUNDS
 from doctor.triage.fleet import load_fleet, session_provider
 from doctor.triage.store import Store
 from doctor.tui.app import DoctorApp
@@ -77,7 +78,7 @@ def test_sort_filter_histogram_open_and_back(capsys, tmp_path: Path) -> None:
             name = tools.highlighted_key()
             values = [row[0] for row in table(db, "SELECT injected_chars FROM results WHERE tool = ?".replace(
                 "?", "'" + name.replace("'", "''") + "'"))]
-            bins = Counter(size_bin(value) for value in values)
+            bins = Counter(bisect.bisect_left(BOUNDS, value) for value in values)
             lines = _text(screen.query_one("#fleet-histogram")).strip().splitlines()
             assert lines[0].startswith(name)
             assert [int(line.rsplit(" ", 1)[1].replace(",", "")) for line in lines[1:]] == \

@@ -3,7 +3,7 @@
 `s` cycles the sort column (or click a header), `r` reverses it, `/` filters sessions by
 any text of their row (path, agent, version), `enter` opens the highlighted session in the
 memory screen when its file is on this machine (scan with `--paths full`), and
-highlighting a tool draws its size histogram (results per half-decade of injected chars).
+highlighting a tool draws its size histogram (results per bin of injected chars, `triage.bins`).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Input, Static
 
-from doctor.report.charts import bin_label
+from doctor.triage.bins import bin_label
 from doctor.report.figures import figure
 from doctor.report.inert import inert_line
 from doctor.tui.screens.memory import MemoryScreen
@@ -44,7 +44,7 @@ def _cell(key: str, value) -> Text:
 
 
 def histogram_lines(tool: dict) -> list[str]:
-    """A tool's bins as text bars, one line per half-decade from its smallest to its largest."""
+    """A tool's bins as text bars, one line per bin (`triage.bins`) from its smallest to its largest."""
     counts = dict(tool["bins"])
     if not counts:
         return ["no results"]
@@ -53,7 +53,7 @@ def histogram_lines(tool: dict) -> list[str]:
     for index in range(min(counts), max(counts) + 1):
         count = counts.get(index, 0)
         bar = "█" * max(1 if count else 0, round(BAR_WIDTH * count / top))
-        lines.append(f"{('≥ ' + bin_label(index)):>7} {bar:<{BAR_WIDTH}} {count:,}")
+        lines.append(f"{bin_label(index):>7} {bar:<{BAR_WIDTH}} {count:,}")
     return lines
 
 
