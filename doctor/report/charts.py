@@ -53,8 +53,9 @@ def svg(chart: Chart) -> str:
     slanted = max((len(label) for label in chart.labels), default=0) * 6 > slot  # labels would overlap
     bottom = BOTTOM + (40 if slanted else 0)
     plot_w, plot_h = WIDTH - LEFT - RIGHT, HEIGHT - TOP - bottom
+    # No width or height: the viewBox alone lets the page scale the chart to its column (html.py's CSS).
     parts = [f'<svg class="chart" id="{escape(chart.slug)}" role="img" xmlns="http://www.w3.org/2000/svg" '
-             f'width="{WIDTH}" height="{HEIGHT}" viewBox="0 0 {WIDTH} {HEIGHT}">',
+             f'viewBox="0 0 {WIDTH} {HEIGHT}" preserveAspectRatio="xMinYMin meet">',
              f"<title>{escape(chart.title)}</title>",
              f'<text x="{LEFT}" y="16" font-size="13" font-weight="600" fill="#1f2328">{escape(chart.title)}</text>']
     for tick in _ticks(top):
