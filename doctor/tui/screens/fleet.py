@@ -247,7 +247,8 @@ class FleetScreen(Screen):
         sessions = f"{len(data.sessions):,} sessions" if not needle else \
             f"{shown:,} of {len(data.sessions):,} sessions match “{needle}”"
         self.query_one("#title", Static).update(Text(inert_line(
-            f"doctor scan — {sessions}, {len(self.tools):,} tools, {data.skipped:,} files skipped — {data.database}"),
+            f"doctor scan — {sessions}, {len(self.tools):,} tool{'' if len(self.tools) == 1 else 's'}, "
+            f"{data.skipped:,} files skipped — {data.database}"),
             no_wrap=True, overflow="ellipsis"))
 
     def _show_sessions(self, needle: str) -> None:
