@@ -218,7 +218,8 @@ def render(data: dict, fmt: str) -> str:
 
 def query_text(store, sql: str, fmt: str, filters=None) -> str:
     """One read-only query's rows: JSON objects with --format json, else a tab-separated table. The
-    filters shadow `sessions` and `results` here too (`triage.main.sessions`, for `triage.duckdb`, names the whole table)."""
+    filters shadow `sessions` and `results` here too (`triage.main.sessions`, for `triage.duckdb`, names the
+    whole table)."""
     from doctor.triage.filters import apply
 
     try:

@@ -84,7 +84,8 @@ def _tools(data: dict) -> Section:
              t["chars_p99"], t["chars_max"], t["tokens"], t["tokens_p90"], t["oversized"]) for t in data["tools"])
     charts = tuple(
         Chart(f"{_name(h['tool'])}: results by injected size", tuple(b["upTo"] for b in h["bins"]),
-              tuple(b["results"] for b in h["bins"]), "injected chars (log scale: bins up to 1, 3, 10, 30 …)", "results",
+              tuple(b["results"] for b in h["bins"]), "injected chars (log scale: bins up to 1, 3, 10, 30 …)",
+              "results",
               slug=f"histogram-{index}")
         for index, h in enumerate(data["charts"]["histograms"]))
     return Section("Tools by injected context", (_table(

@@ -46,7 +46,8 @@ def test_where_agent_keeps_every_answer_to_that_agent(capsys, corpus, tmp_path: 
     assert pq.read_table(tmp_path / "results.parquet").num_rows == len(results)
     assert set(pq.read_table(tmp_path / "sessions.parquet").column("agent").to_pylist()) == {"codex"}
     code, out, err = run_cli(capsys, "scan", "--db", db, "--where", "agent=codex", "--json", "--query",
-                             "SELECT count(*) AS n, (SELECT count(*) FROM triage.main.results) AS everything FROM results")
+                             "SELECT count(*) AS n, (SELECT count(*) FROM triage.main.results) AS everything "
+                             "FROM results")
     assert code == 0, err
     assert json.loads(out) == [{"n": len(results), "everything": sum(len(r["retention"]["results"]) for r in reports)}]
 

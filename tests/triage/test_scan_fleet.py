@@ -170,7 +170,7 @@ def test_help_sort_arrows_end_and_the_filter_reaches_title_and_tools(capsys, tmp
                                       f"WHERE {matching} GROUP BY tool"))
             tools = screen.query_one("#fleet-tools")
             assert {key: tools.values[key]["results"] for key in tools.order()} == expected
-            assert f"{len(expected):,} tools" in title
+            assert f"{len(expected):,} tool{'' if len(expected) == 1 else 's'}," in title
 
     asyncio.run(journey())
 

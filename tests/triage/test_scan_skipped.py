@@ -74,7 +74,7 @@ def test_sessions_at_risk_are_named_so_they_can_be_found(capsys, tmp_path: Path)
     """Two different sessions both stored as `/…/qwen/session.jsonl` (--paths short) stay apart, by session id
     and by path; --paths full shows the whole path in every format."""
     deep = tmp_path / "customers" / "a-rather-long-customer-folder-name" / "tickets"
-    sessions = [RECORDINGS / "qwen" / "oversized-alarm" / "session.jsonl", RECORDINGS / "qwen" / "errors" / "session.jsonl"]
+    sessions = [RECORDINGS / "qwen" / name / "session.jsonl" for name in ("oversized-alarm", "errors")]
     for name, session in zip(("first", "second"), sessions):
         (deep / name / "qwen").mkdir(parents=True)
         shutil.copy(session, deep / name / "qwen" / "session.jsonl")
