@@ -134,7 +134,7 @@ def test_ctrl_c_while_the_scan_starts_is_never_a_traceback(tmp_path: Path) -> No
         os.killpg(scan.pid, signal.SIGINT)
         _, err = scan.communicate(timeout=120)
         assert "Traceback" not in err and "internal error" not in err, (delay, err)
-        assert scan.returncode in (130, 3), (delay, scan.returncode, err)
+        assert scan.returncode in (130, 0), (delay, scan.returncode, err)  # the qwen folder: nothing skipped
         if scan.returncode == 130 and err:  # said once the scan runs; before, or while answering, exit 130 alone
             assert err.count("\n") == 1 and "interrupted" in err, (delay, err)
         if db.exists():
