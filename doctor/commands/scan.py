@@ -35,6 +35,9 @@ def register(subparsers) -> None:
     parser.add_argument("--all", dest="scan_all", action="store_true", help="every session of every agent on this machine")
     parser.add_argument("--db", type=Path, metavar="FILE", help=f"triage database (default: {default_db()})")
     parser.add_argument("--paths", dest="path_style", choices=PATH_STYLES, default="short", help="how the database stores paths (short)")
+    parser.add_argument("--force", action="store_true", help="read every file again, changed or not")
+    parser.add_argument("--prune", action="store_true",
+                        help="delete the rows of files marked gone (deleted or renamed since they were scanned)")
     run = parser.add_argument_group("running")
     run.add_argument("--jobs", "-j", type=positive_int, metavar="N", help="worker processes (default: all cores)")
     run.add_argument("--engine", choices=("local", "dask"), default="local", help="local process pool or a Dask cluster")
@@ -53,7 +56,9 @@ def register(subparsers) -> None:
     out.add_argument("--skipped", action="store_true",
                      help="list every skipped file by name, and the files found in folders that are not sessions "
                           "(without it: the newest --top skipped)")
-    out.add_argument("--query", metavar="SQL", help="run one read-only SQL query on the database and print its rows")
+    out.add_argument("--query", metavar="SQL",
+                     help="run one SELECT on the database and print its rows (read-only, no file or network "
+                          "access; anything else is refused with exit 5)")
     out.add_argument("--parquet", type=Path, metavar="DIR", help="export the sessions and results tables as Parquet")
     chosen = parser.add_argument_group("which sessions (every answer, export, metric and the Fleet screen)")
     chosen.add_argument("--since", metavar="WHEN",
@@ -65,6 +70,7 @@ def register(subparsers) -> None:
     chosen.add_argument("--label", dest="labels", nargs="+", action="extend", metavar="KEY=VALUE",
                         help="with PATH: record KEY=VALUE (a ticket, a customer) on this scan and every file it is "
                              "given; the answers keep the sessions carrying every label given")
+    _register_whatif(parser)
     metrics = parser.add_argument_group("metrics")
     metrics.add_argument("--openmetrics", type=Path, metavar="FILE",
                          help="write the per-tool histograms as OpenMetrics text, ending # EOF (Prometheus and its "
@@ -74,6 +80,12 @@ def register(subparsers) -> None:
     metrics.add_argument("--max-tools", type=positive_int, default=50, metavar="N",
                          help="tools named in metrics; the rest are tool=\"other\" (50)")
     parser.set_defaults(handler=run_scan)
+
+
+def _register_whatif(parser) -> None:
+    from doctor.whatif.fleet_command import register
+
+    register(parser)
 
 
 def _fail(message: str, code: int = exitcodes.USAGE_OR_INPUT) -> int:
@@ -99,13 +111,15 @@ def run_scan(args) -> int:
             metrics.otlp_endpoint(args.otlp)  # a URL that cannot work is said before anything is scanned
     except (inputs.InputError, compare.CompareError, filters.FilterError, metrics.ExportError) as exc:
         return _fail(str(exc))
+    args.walked = frozenset(inputs.walked_folders(args.paths))  # a folder now empty still marks its files gone
+    db_path = args.db or default_db()
+    empty = _new_empty_folders(db_path, empty)
     for folder in empty:  # said, never answered from the database as if the folder had been scanned
         print(f"doctor scan: {inert_line(folder)}: {inputs.EMPTY_FOLDER}", file=sys.stderr)
-    if empty and not files and not args.scan_all:
+    if empty and not files and len(empty) == len(args.paths) and not args.scan_all:
         return exitcodes.USAGE_OR_INPUT
     args.empty_folders = empty
-    db_path = args.db or default_db()
-    scanning = bool(files) or args.scan_all
+    scanning = bool(files) or bool(args.walked) or args.scan_all or args.prune
     try:
         engine = engines.open_engine(args.engine, workers=args.jobs, scheduler=args.scheduler) if scanning else None
     except engines.EngineError as exc:
@@ -125,24 +139,35 @@ def _scan_and_answer(args, db_path: Path, files: list, engine) -> int:
 
 
 def _open_scan_and_answer(args, db_path: Path, files: list, engine) -> int:
+    """Scan (when there are files) on a writable connection closed before answering; the answers
+    read the database on a read-only connection of their own (store.ANSWERING)."""
     from doctor.triage import runner
     from doctor.triage.store import Store, StoreError
 
+    summary, partial = None, False
     try:
-        store = Store(db_path, read_only=engine is None)
-    except StoreError as exc:
-        return _fail(str(exc))
-    try:
-        summary = None
-        if engine is not None:
-            request = runner.ScanRequest(files, path_style=args.path_style, engine=engine, labels=args.filters.labels)
+        if (engine is not None and (files or args.walked)) or args.prune:
+            store = Store(db_path)
             try:
-                summary = runner.scan(store, request)
-            except KeyboardInterrupt:
-                print("doctor scan: interrupted; every file written so far is complete", file=sys.stderr)
-                return exitcodes.INTERRUPTED
-        partial = summary is not None and (summary.counts["skipped"] > 0 or bool(args.empty_folders)
-                                           or _named_not_sessions(store, args.paths))
+                if engine is not None and (files or args.walked):
+                    request = runner.ScanRequest(files, path_style=args.path_style, engine=engine, force=args.force,
+                                                 walked=args.walked, labels=args.filters.labels)
+                    summary = runner.scan(store, request)
+                    partial = _named_not_sessions(store, args.paths)
+                if args.prune:
+                    pruned = store.prune()
+                    print(f"doctor scan: pruned {pruned:,} file{'s' if pruned != 1 else ''} marked gone",
+                          file=sys.stderr)
+            except KeyboardInterrupt as stop:
+                print("doctor scan: interrupted; every file finished so far is committed", file=sys.stderr)
+                return getattr(stop, "exit_code", exitcodes.INTERRUPTED)
+            finally:
+                store.close()
+        store = Store(db_path, read_only=True)
+    except StoreError as exc:
+        return _store_failed(exc)
+    partial = summary is not None and (summary.counts["skipped"] > 0 or bool(args.empty_folders) or partial)
+    try:
         from doctor.triage.filters import apply
 
         apply(store.db, args.filters)
@@ -161,6 +186,26 @@ def _open_scan_and_answer(args, db_path: Path, files: list, engine) -> int:
     return exitcodes.PARTIAL_INPUT if partial else exitcodes.OK
 
 
+def _new_empty_folders(db_path: Path, empty: list[str]) -> list[str]:
+    """The empty folders the database holds no file of: a folder emptied since a scan is a re-scan (its
+    files are marked gone), not a mistake to point out."""
+    if not empty or not db_path.exists():
+        return empty
+    from doctor.triage.inputs import folder_key
+    from doctor.triage.store import Store, StoreError
+
+    try:
+        store = Store(db_path, read_only=True)
+    except StoreError:
+        return empty
+    try:
+        return [folder for folder in empty if not store.db.execute(
+            "SELECT count(*) FROM files WHERE contains(' ' || folder_keys || ' ', ?)",
+            [f" {folder_key(Path(folder).expanduser().absolute())} "]).fetchone()[0]]
+    finally:
+        store.close()
+
+
 def _named_not_sessions(store, paths: list[str]) -> bool:
     """Say which files named on the command line (not found in a folder) no reader recognised: the user
     asked for them, so that is part of the input skipped (exit 3), unlike an agent's settings in a folder."""
@@ -177,20 +222,34 @@ def _named_not_sessions(store, paths: list[str]) -> bool:
     return bool(rows)
 
 
+def _store_failed(exc) -> int:
+    from doctor.triage.store import Refused
+
+    return _fail(str(exc), exitcodes.REFUSED if isinstance(exc, Refused) else exitcodes.USAGE_OR_INPUT)
+
+
 def _answer(store, args, summary, partial: bool) -> int:
     from doctor.triage import answers
 
     if args.parquet:
         try:
-            answers.export_parquet(store, args.parquet)
+            answers.export_parquet(store, args.parquet, args.filters)
         except OSError as exc:
             return _fail(f"{exc.filename or args.parquet}: {exc.strerror or exc}")
     code = _metrics(store, args)
     if code:
         return code
-    if args.query:
+    if args.whatif or args.sweep or args.recommend:
+        from doctor.whatif.fleet_command import answer_text
+
+        text, failure = answer_text(store, args)
+        if failure:
+            return _fail(failure)
+    elif args.query:
         try:
             text = answers.query_text(store, args.query, args.format, args.filters)
+        except answers.QueryRefused as exc:
+            return _fail(f"--query refused: {exc}", exitcodes.REFUSED)
         except answers.QueryError as exc:
             return _fail(f"--query: {exc}")
     else:

@@ -31,11 +31,11 @@ class FleetData:
 
 def load_fleet(store) -> FleetData:
     db = store.db
-    cursor = db.execute(f"SELECT {', '.join(SESSION_FIELDS)} FROM sessions ORDER BY coalesce(oversized, 0) DESC, "
-                        "coalesce(retained_tokens, 0) DESC, path")
+    cursor = db.execute(f"SELECT {', '.join(SESSION_FIELDS)} FROM counted_sessions "
+                        "ORDER BY coalesce(oversized, 0) DESC, coalesce(retained_tokens, 0) DESC, path")
     sessions = [dict(zip(SESSION_FIELDS, row)) for row in cursor.fetchall()]
     session_tools = db.execute(f"SELECT session_key, tool, {SIZE_BIN}, count(*), sum(injected_chars), "
-                               "sum(oversized::INT) FROM results GROUP BY ALL ORDER BY ALL").fetchall()
+                               "sum(oversized::INT) FROM counted_results GROUP BY ALL ORDER BY ALL").fetchall()
     skipped = db.execute("SELECT count(*) FROM files WHERE status = 'skipped'").fetchone()[0]
     return FleetData(sessions, tools_of(session_tools), str(store.path), skipped, session_tools=session_tools)
 
