@@ -23,7 +23,7 @@ from pathlib import Path
 from doctor.triage import archives, stopping
 from doctor.triage.fingerprint import CHANGED, GROWN, NEW, UNCHANGED, Fingerprint, compare, fingerprint
 from doctor.triage.inputs import LeftOut, file_key, folder_keys, shown
-from doctor.triage.rows import ARCHIVE, GONE, SKIPPED, FileJob, FileOutcome
+from doctor.triage.rows import ARCHIVE, GONE, NOT_SESSION, SKIPPED, FileJob, FileOutcome
 from doctor.triage.store import FileWrite, Store, ctrl_c_as_interrupt
 
 GROUP_FILES = 64  # at ~0.5 ms a file in a group (3.6 ms alone), more per group saves little
@@ -46,6 +46,7 @@ class ScanRequest:
     path_style: str = "short"
     options: object = None  # assemble.ReportOptions shared by every job
     engine: object = None  # an opened engine (engines.open_engine); None: the local pool on all cores
+    labels: dict = field(default_factory=dict)  # --label KEY=VALUE: recorded on the scan and every file given
     walked: frozenset = frozenset()  # folder keys of the folders walked whole (inputs.walked_folders)
     force: bool = False  # read every file again, changed or not
 
@@ -104,6 +105,8 @@ class _Group:
             if outcome.status == SKIPPED:
                 counts["skipped"] += 1
                 self.summary.skipped[outcome.reason] += 1
+            elif outcome.status == NOT_SESSION:
+                counts["not_sessions"] += 1
         self.files.clear()
         self.rows = 0
 
@@ -116,6 +119,8 @@ def scan(store: Store, request: ScanRequest) -> ScanSummary:
     # archive members stay unpacked until every job is done, and are removed however the scan ends
     with stopping.handled() as stops, ctrl_c_as_interrupt(), archives.Unpacked() as unpacked:
         scan_id = store.begin_scan(engine.name)
+        store.record_labels(scan_id, request.labels,
+                            [file_key(path.path if isinstance(path, LeftOut) else path) for path in request.files])
         known = store.known_files()
         group = None
         try:

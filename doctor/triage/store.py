@@ -212,6 +212,23 @@ class Store:
                         [scan_id, _now(), engine])
         return scan_id
 
+    def record_labels(self, scan_id: int, labels: dict[str, tuple[str, ...]], file_keys: list[str]) -> None:
+        """The scan's `--label`s, on the scan and on every file it was given (one transaction; a file
+        labelled before keeps its labels: the same session can belong to two tickets)."""
+        if not labels:
+            return
+        pairs = [(key, value) for key, values in labels.items() for value in values]
+        self.db.execute("BEGIN")
+        try:
+            self.db.executemany("INSERT OR IGNORE INTO scan_labels VALUES (?, ?, ?)",
+                                [(scan_id, key, value) for key, value in pairs])
+            for key, value in pairs:
+                self.db.execute("INSERT OR IGNORE INTO file_labels SELECT unnest(?::VARCHAR[]), ?, ?",
+                                [file_keys, key, value])
+            self.db.execute("COMMIT")
+        except BaseException as exc:
+            self._rollback(exc)
+
     def finish_scan(self, scan_id: int, counts: dict, interrupted: bool) -> None:
         self.db.execute(
             "UPDATE scans SET finished_at = ?, files_seen = ?, files_new = ?, files_changed = ?, files_grown = ?, "
