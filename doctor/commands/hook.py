@@ -8,11 +8,15 @@ silent otherwise, and never blocking the tool.
 `UserPromptSubmit` (Codex, which has no custom slash commands): a prompt starting with
 `$doctor-memory` (doctor's skill, what its interactive app sends) or `/doctor:memory` (`codex exec`)
 is answered with `additionalContext` holding the summary of the hook's own session
-(`transcript_path`); every other prompt gets no output. Gemini's `SessionStart`: the session is
+(`transcript_path`); every other prompt gets no output. `UserPromptExpansion` (Claude
+Code, when its `/doctor:memory` command expands): the same summary, the typed arguments coming
+as `command_args` on stdin, where no shell sees them. Gemini's `SessionStart`: the session is
 recorded for the Gemini process (`doctor.integrations.current`), since its `/doctor:memory` is told
 nothing; no output. A hook must never get in the
 agent's way: whatever happens, it exits 0 (exit 2 would block the prompt or the tool) and
-prints nothing on stdout but a valid answer; a problem is one line on stderr.
+prints nothing on stdout but a valid answer; a problem is one line on stderr. Every string of the
+answer is made inert on its way out (`doctor.integrations.relay`): the agent shows `systemMessage`
+on the user's terminal as it is, and tool output, tool names and paths in it are an attacker's.
 """
 
 from __future__ import annotations
@@ -26,6 +30,9 @@ from doctor import exitcodes
 from doctor.integrations import AGENTS, typed_command
 
 PROMPTS = ("$doctor-memory", "/doctor:memory")  # the skill, then the form `codex exec` passes on
+STDIN_CAP = 64 << 20
+"""The most of a hook's stdin doctor reads: far above the tool output an agent hands its hooks (the agents cut
+a result to tens of KB before the model sees it), and a bound on what one payload can make the hook hold."""
 
 
 def register(subparsers) -> None:
@@ -45,15 +52,30 @@ def plain_args(words: list[str]) -> SimpleNamespace | None:
 
 
 def run(args) -> int:
+    from doctor.integrations.relay import relayed
+    from doctor.report.inert import inert_line
+
     try:
-        payload = json.loads(sys.stdin.buffer.read() or b"{}")
-        answer = respond(args.agent, payload if isinstance(payload, dict) else {}, tell_model=args.tell_model)
+        data = sys.stdin.buffer.read(STDIN_CAP + 1)
+        if len(data) > STDIN_CAP:
+            _drain(sys.stdin.buffer)
+            print(f"doctor hook: the hook's input is over {STDIN_CAP >> 20} MiB; not read", file=sys.stderr)
+            return exitcodes.OK
+        payload = json.loads(data or b"{}")
+        answer = relayed(respond(args.agent, payload if isinstance(payload, dict) else {}, tell_model=args.tell_model))
     except Exception as exc:  # noqa: BLE001  (a hook that fails must still let the agent go on)
-        print(f"doctor hook: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}", file=sys.stderr)
+        print(f"doctor hook: {type(exc).__name__}: {inert_line(str(exc).splitlines()[0] if str(exc) else '')}",
+              file=sys.stderr)
         return exitcodes.OK
     if answer:
         sys.stdout.write(json.dumps(answer, ensure_ascii=False) + "\n")
     return exitcodes.OK
+
+
+def _drain(stream) -> None:
+    """Read the rest and drop it, a block at a time, so the agent writing the payload never meets a broken pipe."""
+    while stream.read(1 << 20):
+        pass
 
 
 AFTER_TOOL = ("PostToolUse", "AfterTool")
@@ -68,6 +90,8 @@ def respond(agent: str, payload: dict, *, tell_model: bool = False) -> dict | No
         return None
     if event == "UserPromptSubmit":
         return _prompt(agent, payload)
+    if event == "UserPromptExpansion":
+        return _expansion(agent, payload)
     if event in AFTER_TOOL:
         return _after_tool(agent, event, payload, tell_model)
     return None
@@ -98,13 +122,32 @@ def _prompt(agent: str, payload: dict) -> dict | None:
     rest = typed[len(command):]
     if rest and not rest[0].isspace():
         return None  # `/doctor:memoryfoo` is not the command
+    from doctor.integrations.plans import SHOW_AS_IS
+
+    text = _summary(agent, payload, rest.strip())
+    return {"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": f"{text}\n{SHOW_AS_IS}"}}
+
+
+def _expansion(agent: str, payload: dict) -> dict | None:
+    """Claude's `/doctor:memory` expanding (its command file tells the model to show what this adds)."""
+    from doctor.integrations.claude import COMMAND_NAME
+
+    if payload.get("command_name") != COMMAND_NAME or payload.get("expansion_type") != "slash_command":
+        return None
+    typed = payload.get("command_args")
+    text = _summary(agent, payload, typed if isinstance(typed, str) else "")
+    return {"hookSpecificOutput": {"hookEventName": "UserPromptExpansion", "additionalContext": text}}
+
+
+def _summary(agent: str, payload: dict, typed: str) -> str:
+    """`/doctor:memory`'s answer for the hook's own session (`transcript_path`), `typed` its arguments."""
     from doctor.commands.slash import compose
 
     transcript = payload.get("transcript_path")
     cwd = payload.get("cwd")
     text, _ = compose(agent, _text(payload.get("session_id")), Path(transcript) if isinstance(transcript, str) else None,
-                      [rest.strip()], cwd=Path(cwd) if isinstance(cwd, str) else None)
-    return {"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": text}}
+                      [typed], cwd=Path(cwd) if isinstance(cwd, str) else None)
+    return text
 
 
 def _text(value) -> str | None:

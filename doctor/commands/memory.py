@@ -15,6 +15,7 @@ from pathlib import Path
 from doctor import exitcodes
 from doctor.assemble import ReportOptions, report_for_session, scan_facts, with_spill_audit
 from doctor.commands.arguments import positive_int
+from doctor.commands.locate import locate as _locate
 from doctor.commands.output import emit
 from doctor.commands.read_progress import reading_progress
 from doctor.config import load_budget_overrides
@@ -47,8 +48,7 @@ def register(subparsers) -> None:
     output.add_argument("--paths", choices=PATH_STYLES, default="short",
                         help="how paths appear in reports: short (default), full, or hash")
     output.add_argument("--results", dest="scan_facts", action="store_true",
-                        help="JSON: add every result's sizes, the agent version and project hash (what `doctor scan` "
-                             "reads from a pasted report)")
+                        help="JSON: add every result's sizes (what `doctor scan` reads from a pasted report)")
     output.add_argument("--include-previews", action="store_true",
                         help="add bounded previews of the largest results, obvious secrets masked")
     source = parser.add_argument_group("which session")
@@ -163,31 +163,17 @@ def _run_tui(session: LoadedSession, options: ReportOptions, args, fail_on: set[
     return _exit_code(built[0], args, fail_on) if built else exitcodes.OK
 
 
-def _locate(args) -> Path:
-    """PATH, the session named by --session, or the newest session of the current directory."""
-    if args.path is not None:
-        return args.path
-    from doctor.sources.discovery import find_sessions, newest_for_cwd
-
-    if args.session:
-        matches = [ref for ref in find_sessions(agent=args.agent) if ref.id == args.session]
-        if not matches:
-            raise SourceError(args.session, "no session with this id" + (f" for {args.agent}" if args.agent else ""))
-        return matches[0].path
-    ref = newest_for_cwd(Path.cwd())
-    if ref is None:
-        raise SourceError(Path.cwd(), "no agent session found for this directory; pass a PATH (see `doctor sessions`)")
-    return ref.path
-
-
 def _build(session: LoadedSession, options: ReportOptions, args, *, measured=None) -> MemoryReport:
     """The report; `measured(report)` is handed it as soon as the figures are known, before the spill audit."""
     report = report_for_session(session, options, process=_process(args, session))
     if measured is not None:
         measured(report)
     report = with_spill_audit(session, report, args.spill_roots)
-    if getattr(args, "scan_facts", False):
-        report = replace(report, scan_facts=scan_facts(session))
+    # The agent version, project hash, size and records are in every JSON report, so a report pasted
+    # without --results still tells `doctor scan` which version ran; --results adds every result's row.
+    facts = scan_facts(session)
+    report = replace(report, scan_facts=facts) if getattr(args, "scan_facts", False) else \
+        replace(report, source_facts=facts)
     return report
 
 

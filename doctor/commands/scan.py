@@ -34,6 +34,9 @@ def register(subparsers) -> None:
     parser.add_argument("--all", dest="scan_all", action="store_true", help="every session of every agent on this machine")
     parser.add_argument("--db", type=Path, metavar="FILE", help=f"triage database (default: {default_db()})")
     parser.add_argument("--paths", dest="path_style", choices=PATH_STYLES, default="short", help="how the database stores paths (short)")
+    parser.add_argument("--force", action="store_true", help="read every file again, changed or not")
+    parser.add_argument("--prune", action="store_true",
+                        help="delete the rows of files marked gone (deleted or renamed since they were scanned)")
     run = parser.add_argument_group("running")
     run.add_argument("--jobs", "-j", type=positive_int, metavar="N", help="worker processes (default: all cores)")
     run.add_argument("--engine", choices=("local", "dask"), default="local", help="local process pool or a Dask cluster")
@@ -49,8 +52,11 @@ def register(subparsers) -> None:
     out.add_argument("--tui", action="store_true",
                      help="open the Fleet screen: sessions sortable and filterable, a tool's histogram, "
                           "enter opens a session (stored with --paths full)")
-    out.add_argument("--query", metavar="SQL", help="run one read-only SQL query on the database and print its rows")
+    out.add_argument("--query", metavar="SQL",
+                     help="run one SELECT on the database and print its rows (read-only, no file or network "
+                          "access; anything else is refused with exit 5)")
     out.add_argument("--parquet", type=Path, metavar="DIR", help="export the sessions and results tables as Parquet")
+    _register_whatif(parser)
     metrics = parser.add_argument_group("metrics")
     metrics.add_argument("--openmetrics", type=Path, metavar="FILE",
                          help="write the per-tool histograms in the Prometheus text format (textfile collector)")
@@ -59,6 +65,12 @@ def register(subparsers) -> None:
     metrics.add_argument("--max-tools", type=positive_int, default=50, metavar="N",
                          help="tools named in metrics; the rest are tool=\"other\" (50)")
     parser.set_defaults(handler=run_scan)
+
+
+def _register_whatif(parser) -> None:
+    from doctor.whatif.fleet_command import register
+
+    register(parser)
 
 
 def _fail(message: str, code: int = exitcodes.USAGE_OR_INPUT) -> int:
@@ -80,8 +92,9 @@ def run_scan(args) -> int:
         files = inputs.expand(args.paths, args.scan_all)
     except (inputs.InputError, compare.CompareError) as exc:
         return _fail(str(exc))
+    args.walked = frozenset(inputs.walked_folders(args.paths))  # a folder now empty still marks its files gone
     db_path = args.db or default_db()
-    scanning = bool(files) or args.scan_all
+    scanning = bool(files) or bool(args.walked) or args.scan_all or args.prune
     try:
         engine = engines.open_engine(args.engine, workers=args.jobs, scheduler=args.scheduler) if scanning else None
     except engines.EngineError as exc:
@@ -101,22 +114,33 @@ def _scan_and_answer(args, db_path: Path, files: list, engine) -> int:
 
 
 def _open_scan_and_answer(args, db_path: Path, files: list, engine) -> int:
+    """Scan (when there are files) on a writable connection closed before answering; the answers
+    read the database on a read-only connection of their own (store.ANSWERING)."""
     from doctor.triage import runner
     from doctor.triage.store import Store, StoreError
 
+    summary = None
     try:
-        store = Store(db_path, read_only=engine is None)
-    except StoreError as exc:
-        return _fail(str(exc))
-    try:
-        summary = None
-        if engine is not None:
-            request = runner.ScanRequest(files, path_style=args.path_style, engine=engine)
+        if (engine is not None and (files or args.walked)) or args.prune:
+            store = Store(db_path)
             try:
-                summary = runner.scan(store, request)
-            except KeyboardInterrupt:
-                print("doctor scan: interrupted; every file written so far is complete", file=sys.stderr)
-                return exitcodes.INTERRUPTED
+                if engine is not None and (files or args.walked):
+                    request = runner.ScanRequest(files, path_style=args.path_style, engine=engine, force=args.force,
+                                                 walked=args.walked)
+                    summary = runner.scan(store, request)
+                if args.prune:
+                    pruned = store.prune()
+                    print(f"doctor scan: pruned {pruned:,} file{'s' if pruned != 1 else ''} marked gone",
+                          file=sys.stderr)
+            except KeyboardInterrupt as stop:
+                print("doctor scan: interrupted; every file finished so far is committed", file=sys.stderr)
+                return getattr(stop, "exit_code", exitcodes.INTERRUPTED)
+            finally:
+                store.close()
+        store = Store(db_path, read_only=True)
+    except StoreError as exc:
+        return _store_failed(exc)
+    try:
         if args.tui:
             from doctor.triage.fleet import load_fleet
 
@@ -132,6 +156,12 @@ def _open_scan_and_answer(args, db_path: Path, files: list, engine) -> int:
     return exitcodes.PARTIAL_INPUT if summary and summary.counts["skipped"] else exitcodes.OK
 
 
+def _store_failed(exc) -> int:
+    from doctor.triage.store import Refused
+
+    return _fail(str(exc), exitcodes.REFUSED if isinstance(exc, Refused) else exitcodes.USAGE_OR_INPUT)
+
+
 def _answer(store, args, summary) -> int:
     from doctor.triage import answers
 
@@ -143,9 +173,17 @@ def _answer(store, args, summary) -> int:
     code = _metrics(store, args)
     if code:
         return code
-    if args.query:
+    if args.whatif or args.sweep or args.recommend:
+        from doctor.whatif.fleet_command import answer_text
+
+        text, failure = answer_text(store, args)
+        if failure:
+            return _fail(failure)
+    elif args.query:
         try:
             text = answers.query_text(store, args.query, args.format)
+        except answers.QueryRefused as exc:
+            return _fail(f"--query refused: {exc}", exitcodes.REFUSED)
         except answers.QueryError as exc:
             return _fail(f"--query: {exc}")
     else:

@@ -3,7 +3,8 @@
 The command files `doctor install` writes call this; its stdout joins the model's context, so it
 prints the compact summary (`doctor.report.compact`) and writes the full text report, 0600, to
 doctor's private cache folder (`doctor.safety.private_folders`), naming the file. ARGS are what the user typed after `/doctor:memory`
-(`--top N`, `--paths short|full|hash`), as the one word the command file quotes. A session whose
+(`--top N`, `--paths short|full|hash`), as the one word the command file quotes; never beside
+`--transcript`, which an agent's rule allowing the command file's form must not let through. A session whose
 transcript does not exist yet (its first prompt) gets one short line and exit 0.
 """
 
@@ -53,8 +54,16 @@ def user_options(typed: list[str]) -> argparse.Namespace:
 
 
 def run(args) -> int:
+    from doctor.integrations.relay import relayed
+
+    if args.typed and args.transcript is not None:
+        # The agents' permission rules run `doctor slash AGENT --args=…` unasked (the command files' form);
+        # a word after it must not make that a read of any file the model names.
+        print("doctor slash: --transcript is not taken with --args (the form /doctor:memory runs); "
+              "use `doctor memory FILE` for a file", file=sys.stderr)
+        return exitcodes.USAGE_OR_INPUT
     text, code = compose(args.agent, args.session, args.transcript, args.typed)
-    sys.stdout.write(text)
+    sys.stdout.write(relayed(text))  # it joins the model's context, and the agent may show it: inert
     return code
 
 

@@ -72,7 +72,7 @@ def _fail(message: str, code: int = exitcodes.USAGE_OR_INPUT) -> int:
 
 def run(args) -> int:
     from doctor.assemble import ReportOptions
-    from doctor.commands.memory import _locate
+    from doctor.commands.locate import locate
     from doctor.commands.read_progress import reading_progress
     from doctor.sources.registry import open_session
     from doctor.whatif.keys import SettingError, parse_sets, parse_sweep
@@ -81,7 +81,7 @@ def run(args) -> int:
     if args.sweep and args.recommend:
         return _fail("--sweep and --recommend are separate questions; ask one at a time")
     try:
-        path = _locate(args)
+        path = locate(args)
         with reading_progress(path):
             session = open_session(path, agent=args.agent)
         module = agent_module(session.agent)

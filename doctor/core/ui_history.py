@@ -94,37 +94,56 @@ class UiScan(Struct, frozen=True):
         return sum(t.chars for t in self.tools)
 
 
-def scan_ui_history(ui_history: Iterable | None, budgets: BudgetRegistry) -> UiScan:
+class MeasuredUi:
+    """A UI history whose tool displays are measured once: name, call id, kind and size, all but the budget
+    (which the settings decide). `doctor whatif` measures one session's UI under the session's settings and
+    each replayed one; a structured display's `JSON.stringify` length, the costly part, does not change."""
+
+    __slots__ = ("shapes",)
+
+    def __init__(self, ui_history: Iterable):
+        self.shapes = _shapes(ui_history)
+
+
+def scan_ui_history(ui_history: Iterable | MeasuredUi | None, budgets: BudgetRegistry) -> UiScan:
     """Measure every tool display in the UI history and count Qwen's large outputs."""
-    measures: list[UiToolMeasure] = []
-    large = 0
+    shapes = ui_history.shapes if isinstance(ui_history, MeasuredUi) else _shapes(ui_history)
+    measures = [_judged(shape, budgets) for shape in shapes]
+    return UiScan(sum(measure.large for measure in measures), tuple(measures))
+
+
+def _shapes(ui_history: Iterable | None) -> list[tuple]:
+    shapes = []
     for index, item in enumerate(ui_history or ()):
         if field(item, "type") != "tool_group":
             continue
         for tool in field(item, "tools") or ():
-            measure = _measure_tool(index, tool, budgets)
-            measures.append(measure)
-            large += measure.large
-    return UiScan(large, tuple(measures))
+            shapes.append(_shape(index, tool))
+    return shapes
 
 
-def _measure_tool(index: int, tool: object, budgets: BudgetRegistry) -> UiToolMeasure:
+def _shape(index: int, tool: object) -> tuple:
+    """(item index, name, call id, kind, chars) of one tool's display: what no setting changes."""
     name = field(tool, "name")
     name = name if isinstance(name, str) else ""
     display = field(tool, "resultDisplay")
     text = display_text(display)
-    budget = budgets.display_budget(name)
     call_id = field(tool, "callId")
+    call_id = call_id if isinstance(call_id, str) else None
     if text is not None:
-        chars = js_len(text)
-        kind = SHELL_RESULT if not isinstance(display, str) else TEXT
-        large = budget.finite and chars > budget.chars * COMBINED_PASS_TOLERANCE_FACTOR
-    elif display is None:
-        chars, kind, large = 0, EMPTY, False
-    else:
-        try:
-            chars = js_stringify_len(display) or 0
-        except ValueError:
-            chars = 0
-        kind, large = STRUCTURED, False
-    return UiToolMeasure(index, name, call_id if isinstance(call_id, str) else None, kind, chars, budget, large)
+        return index, name, call_id, SHELL_RESULT if not isinstance(display, str) else TEXT, js_len(text)
+    if display is None:
+        return index, name, call_id, EMPTY, 0
+    try:
+        chars = js_stringify_len(display) or 0
+    except ValueError:
+        chars = 0
+    return index, name, call_id, STRUCTURED, chars
+
+
+def _judged(shape: tuple, budgets: BudgetRegistry) -> UiToolMeasure:
+    """The measure with the tool's display budget, and whether Qwen counts it as a large output."""
+    index, name, call_id, kind, chars = shape
+    budget = budgets.display_budget(name)
+    large = kind in (SHELL_RESULT, TEXT) and budget.finite and chars > budget.chars * COMBINED_PASS_TOLERANCE_FACTOR
+    return UiToolMeasure(index, name, call_id, kind, chars, budget, large)

@@ -17,19 +17,18 @@ from __future__ import annotations
 
 import math
 import os
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from doctor.core.budgets import COMBINED_PASS_TOLERANCE_FACTOR, TRUNCATION_FALLBACK_ENVELOPE_SLACK
 from doctor.integrations.delivery import agent_gate, rules_name, sent_text, utf16_length
+from doctor.integrations.relay import spill_named
 from doctor.report.figures import figure
 from doctor.report.inert import inert_line
 
 # At most this many chars is never reported: Qwen's rule cannot reach it, and no other agent's limit is that low.
 FLOOR = TRUNCATION_FALLBACK_ENVELOPE_SLACK
-SPILL = re.compile(r"(?:saved to|Persisted tool-output artifact|written to)[:\s]+(/[^\s\"'<>]+)", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -37,7 +36,8 @@ class Alarm:
     """An oversized result: `chars` its size in `unit` (the agent's own measure: chars, bytes for Codex),
     `tokens` by the agent's own estimate (None for Qwen's rule, which states chars alone), `limit` the
     limit in that agent's words, `source` where it comes from (None for Qwen's rule, whose budget is
-    stated as 2 × budget + 500)."""
+    stated as 2 × budget + 500), `spill` the agent's own spill file the output names, if any
+    (`doctor.integrations.relay.spill_named`: never a path outside the agent's spill folders)."""
 
     tool: str
     chars: int
@@ -78,7 +78,7 @@ def check(agent: str, tool: str, response, cwd: Path | None, *, model: str | Non
 
     env = os.environ if env is None else env
     if agent == "qwen":
-        return _qwen(tool, text, chars, cwd, load_budget_overrides())
+        return _qwen(tool, text, chars, cwd, load_budget_overrides(), env)
     from doctor.core.agent_measure import measure_for
     from doctor.core.agent_rules import rules_for
 
@@ -91,17 +91,17 @@ def check(agent: str, tool: str, response, cwd: Path | None, *, model: str | Non
     if size <= rules.result_budget(name).oversized_above:
         return None
     budget = rules.agent_budget(name)
-    return Alarm(tool, size, _limit(rules, budget), budget.detail, _spill(text), measure.unit,
+    return Alarm(tool, size, _limit(rules, budget), budget.detail, spill_named(text, agent, env), measure.unit,
                  measure.tokens_of_text(text, name))
 
 
-def _qwen(tool: str, text: str, chars: int, cwd: Path | None, overrides: dict) -> Alarm | None:
+def _qwen(tool: str, text: str, chars: int, cwd: Path | None, overrides: dict, env: Mapping[str, str]) -> Alarm | None:
     from doctor.assemble import ReportOptions, resolve_settings
 
     budget = resolve_settings(ReportOptions(tool_budgets=overrides), cwd).budgets.result_budget(tool).chars
     if not math.isfinite(budget) or chars <= budget * COMBINED_PASS_TOLERANCE_FACTOR + TRUNCATION_FALLBACK_ENVELOPE_SLACK:
         return None
-    return Alarm(tool, chars, f"{figure(budget)}-char budget", None, _spill(text))
+    return Alarm(tool, chars, f"{figure(budget)}-char budget", None, spill_named(text, "qwen", env))
 
 
 def _limit(rules, budget) -> str:
@@ -113,9 +113,3 @@ def _limit(rules, budget) -> str:
     if rules.allowance:
         said += f" + {figure(rules.allowance)} {rules.unit} of header"
     return said
-
-
-def _spill(text: str) -> str | None:
-    spill = SPILL.search(text)
-    return spill.group(1).rstrip(".") if spill else None
-

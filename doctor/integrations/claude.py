@@ -1,16 +1,20 @@
-"""Claude Code: `/doctor:memory` as a custom slash command.
+"""Claude Code: `/doctor:memory` as a custom slash command, answered by a `UserPromptExpansion` hook.
 
 `<base>/commands/doctor/memory.md` (`~/.claude` or `$CLAUDE_CONFIG_DIR` for `--user`,
-`<project>/.claude` for `--project`) becomes `/doctor:memory`. Its `!`-backquoted line runs
-`doctor slash claude` and the output joins the prompt. Claude expands `${CLAUDE_SESSION_ID}` and
-`$ARGUMENTS` before running it, but refuses a line that reads any other variable, and in `-p`
-mode runs it only with `allowed-tools: Bash(doctor:*)` in the front matter (otherwise it is
-silently skipped).
+`<project>/.claude` for `--project`) becomes `/doctor:memory`. It runs no shell: a `!`-backquoted
+line would get what the user typed through `$ARGUMENTS`, which Claude substitutes into the command
+text before a shell reads it (`/doctor:memory $(touch /tmp/x)` ran the substitution, quotes or
+not). Instead `settings.json` in the same folder gets a `UserPromptExpansion` hook (Claude Code
+2.1.332 runs it when a typed slash command expands; matcher `doctor:memory`, the command's name)
+running `doctor hook claude`: it receives the session (`session_id`, `transcript_path`) and the
+typed arguments (`command_args`) as JSON on stdin, and answers with the summary as
+`additionalContext`, which Claude adds to the command's prompt. The command file only tells the
+model to show that summary as it is.
 
-`settings.json` in the same folder gets a `PostToolUse` hook (every tool) running `doctor hook
-claude`: the oversized alarm as a `systemMessage` (and, with `--tell-model`, `additionalContext`),
-and `statusLine: {type: command, command: "doctor statusline claude"}` unless the user has a
-status line already (theirs is kept, and install says so).
+The same `settings.json` gets a `PostToolUse` hook (every tool) running `doctor hook claude`: the
+oversized alarm as a `systemMessage` (and, with `--tell-model`, `additionalContext`), and
+`statusLine: {type: command, command: "doctor statusline claude"}` unless the user has a status
+line already (theirs is kept, and install says so).
 """
 
 from __future__ import annotations
@@ -24,12 +28,13 @@ COMMAND = """\
 # Written by `doctor install claude`; `doctor uninstall claude` removes it.
 description: doctor memory - what this session keeps in context (compact; full report in a 0600 file)
 argument-hint: "[--top N] [--paths short|full|hash]"
-allowed-tools: Bash(doctor:*)
 ---
-!`doctor slash claude --session ${CLAUDE_SESSION_ID} --args="$ARGUMENTS"`
-
-Show the doctor summary above to the user as it is, then stop; do not run any tool.
+doctor's hook adds its summary of this session's tool results to this command, as additional context
+(or one line starting "doctor:" that says why there is none). Show that text to the user as it is, then
+stop; do not run any tool. If no text of doctor's came with this command, doctor's hook did not run:
+say so (`doctor install claude` puts it in settings.json), then stop.
 """
+COMMAND_NAME = "doctor:memory"  # what Claude calls the command in `command_name` and the hook's matcher
 
 
 def plan(location: Location, *, installing: bool, options: dict) -> Plan:
@@ -42,6 +47,7 @@ def plan(location: Location, *, installing: bool, options: dict) -> Plan:
     def edit(settings: dict) -> None:
         edit_hook(settings, "claude", "PostToolUse", installing=installing,
                   tell_model=options.get("tell_model", False), matcher="*", timeout=30)
+        edit_hook(settings, "claude", "UserPromptExpansion", installing=installing, matcher=COMMAND_NAME, timeout=30)
         edit_status_line(settings, ("statusLine",), "claude", installing=installing, notes=notes,
                          wanted=options.get("statusline", True))
 

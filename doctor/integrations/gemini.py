@@ -3,15 +3,18 @@
 `<base>/commands/doctor/memory.toml` (`~/.gemini`, or `$GEMINI_CLI_HOME/.gemini`, or
 `<project>/.gemini`) becomes `/doctor:memory`; its `!{…}` runs `doctor slash gemini` with the
 typed arguments shell-quoted (`{{args}}`). Gemini runs it only when a policy allows it (or with
-`--yolo`): `<base>/policies/doctor.toml` holds one `allow` rule for `run_shell_command` with the
-command prefix `doctor slash gemini`. Gemini passes the command no session id: `settings.json` gets a
+`--yolo`): `<base>/policies/doctor.toml` holds one `allow` rule for `run_shell_command` matching
+that exact form, `doctor slash gemini --args=<one shell word>` and nothing after it (Gemini tests a
+`commandRegex` against `"command":"<command>"` in its JSON of the call's arguments, each pair
+ending in a NUL: the rule ends there). A prefix rule would also let the model run `doctor slash
+gemini --transcript <any file>` unasked. Gemini passes the command no session id: `settings.json` gets a
 `SessionStart` hook running `doctor hook gemini`, which records the session of that Gemini process
 (`doctor.integrations.current`) for the command to find, and an `AfterTool` hook (the oversized alarm).
 """
 
 from __future__ import annotations
 
-from doctor.integrations.plans import Location, Plan, edit_hook
+from doctor.integrations.plans import SHOW_AS_IS, Location, Plan, edit_hook
 from doctor.integrations.files import Comments, json_settings, owned_file
 from doctor.sources.discovery import GEMINI, agent_homes
 
@@ -21,18 +24,21 @@ description = "doctor memory - what this session keeps in context (compact; full
 prompt = """
 !{doctor slash gemini --args={{args}}}
 
-Show the doctor summary above to the user as it is, then stop; do not run any tool.
+''' + SHOW_AS_IS + '''
 """
 '''
-POLICY = '''\
+# One shell word as Gemini CLI writes `{{args}}` (shell-quote's `quote`): nothing, '…' (no quote or
+# backslash inside), or a bare word (an `=` comes escaped). Anything else asks the user first.
+TYPED_WORD = r"""(?:'[^'\\]*'|[A-Za-z0-9_./%+-]*|[A-Za-z0-9_./%+-]*\\\\=[A-Za-z0-9_./%+-]*)"""
+POLICY = """\
 # Written by `doctor install gemini`; `doctor uninstall gemini` removes it.
-# Lets /doctor:memory run `doctor slash gemini …` without asking.
+# Lets /doctor:memory run `doctor slash gemini --args=<what you typed>` without asking; nothing else.
 [[rule]]
 toolName = "run_shell_command"
-commandPrefix = "doctor slash gemini"
+commandRegex = '''doctor slash gemini --args=%s"\\x00'''
 decision = "allow"
 priority = 100
-'''
+""" % TYPED_WORD
 
 
 # Gemini CLI strips comments from settings.json before JSON.parse (strip-json-comments), and reads it

@@ -20,6 +20,7 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
 from doctor.commands.spill import MAX_LINE_CHARS, ShowRefused, show_rows
+from doctor.integrations.relay import relayed
 from doctor.report.inert import inert, inert_line
 from doctor.safety.reads import Refused
 from doctor.safety.roots import Root, locate, open_contained
@@ -227,4 +228,4 @@ def largest(path: Path, top: int) -> dict:
     own = data.get("agentMeasure")
     if own is not None:  # Claude Code, Gemini CLI, Codex: `sent` / `sentTokens` are in the agent's own measure
         answer["measure"] = {"unit": own["unit"], "tokenEstimate": own["tokenEstimate"]}
-    return answer
+    return relayed(answer)  # tool names and spill paths come from the session file: inert

@@ -11,6 +11,10 @@ from pathlib import Path
 
 from doctor.integrations import USER
 
+# What every agent's `/doctor:memory` tells the model after doctor's summary (a command file's last line,
+# Codex's prompt hook's last paragraph): the user asked to see it, not for the model's retelling.
+SHOW_AS_IS = "Show the doctor summary above to the user as it is, then stop; do not run any tool."
+
 
 @dataclass(frozen=True)
 class Location:

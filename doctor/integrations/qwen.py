@@ -4,7 +4,8 @@
 `/doctor:memory`; its `!{…}` line runs `doctor slash qwen` with the typed arguments shell-quoted
 (`{{args}}`). Qwen puts `QWEN_CODE_SESSION_ID` and `QWEN_CODE_PROJECT_DIR` (the project's data
 folder) in the command's environment, so doctor reads that session. Without a YOLO approval mode
-the line needs `permissions.allow: ["run_shell_command(doctor slash)"]` in `settings.json`.
+the line needs `permissions.allow: ["run_shell_command(doctor slash qwen --args=*)"]` in
+`settings.json` (the command file's form, nothing wider).
 The same `settings.json` gets a `PostToolUse` hook running `doctor hook qwen` (the oversized alarm)
 and `ui.statusLine: {type: command, command: "doctor statusline qwen"}` (Qwen 0.24.4 runs it with
 `session_id` and `workspace.current_dir` on stdin), unless `ui.statusLine` is set already: a
@@ -16,7 +17,7 @@ Never a top-level `commands/doctor.md`: it would take over Qwen's built-in `/doc
 
 from __future__ import annotations
 
-from doctor.integrations.plans import Location, Plan, edit_hook, edit_status_line
+from doctor.integrations.plans import SHOW_AS_IS, Location, Plan, edit_hook, edit_status_line
 from doctor.integrations.files import Comments, add_to_list, json_settings, owned_file, remove_from_list
 from doctor.sources.discovery import QWEN, agent_homes
 
@@ -27,9 +28,12 @@ description: doctor memory - what this session keeps in context (compact; full r
 ---
 !{doctor slash qwen --args={{args}}}
 
-Show the doctor summary above to the user as it is, then stop; do not run any tool.
-"""
-PERMISSION = "run_shell_command(doctor slash)"
+""" + SHOW_AS_IS + "\n"
+# Exactly the command file's form (Qwen matches `*` as anything; `doctor slash` refuses `--transcript`
+# beside `--args`, so nothing after the typed word can name another file). Qwen splits `;`, `&&`, `|`
+# and newlines off and asks about command substitution before any rule applies.
+PERMISSION = "run_shell_command(doctor slash qwen --args=*)"
+EARLIER_PERMISSIONS = ("run_shell_command(doctor slash)",)  # what earlier installs wrote: uninstall takes it out
 # Qwen 0.24.4's settings schema: "When unset (default), the built-in default preset (project name, git
 # branch, model, context usage) is shown automatically"; a command status line keeps the footer's
 # context indicator.
@@ -48,6 +52,7 @@ def plan(location: Location, *, installing: bool, options: dict) -> Plan:
     command = owned_file(base / "commands" / "doctor" / "memory.md", COMMAND if installing else None, location.within)
 
     def edit(settings: dict) -> None:
+        remove_from_list(settings, ALLOW, lambda rule: rule not in EARLIER_PERMISSIONS)
         if installing:
             add_to_list(settings, ALLOW, PERMISSION)
         else:

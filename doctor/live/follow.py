@@ -183,7 +183,6 @@ class FollowProvider(SessionText):
     def __init__(self, follower: FileFollower, *, refresh_interval: float = 1.0):
         self.follower = follower
         self.refresh_interval = refresh_interval
-        self.title = f"following {follower.path}"
 
     def load(self, progress: ProgressCallback) -> MemoryReport:
         progress(None, f"reading {self.follower.path.name}")

@@ -26,7 +26,6 @@ class LiveSessionProvider(SessionText):
         self.session = self._session = session
         self.process = process
         self.refresh_interval = refresh_interval
-        self.title = f"live history ({session.agent})"
         self.last_report: MemoryReport | None = None
         self._seen: tuple[int, int] | None = None
 

@@ -11,7 +11,7 @@ paths, never payload text; every name passes through `inert_line`.
 from __future__ import annotations
 
 from doctor.report.advice import WARNING, advise
-from doctor.report.figures import figure, plural
+from doctor.report.figures import figure, plural, ratio_text
 from doctor.report.inert import inert_line
 from doctor.report.model import MemoryReport
 from doctor.report.paths import present_path
@@ -49,7 +49,7 @@ def render_compact(report: MemoryReport, full_report: str | None, top: int = TOP
         lines.append("Largest results:")
         terms = report.terms
         for rank, result in enumerate(report.retention.largest(top), 1):
-            ratio = "" if result.budget_ratio is None else f", {result.budget_ratio:.2f}× {terms.limit_word}"
+            ratio = "" if result.budget_ratio is None else f", {ratio_text(result.budget_ratio)}× {terms.limit_word}"
             flag = ", OVERSIZED" if result.oversized else ""
             spill = result.stub.paths[0] if result.stub is not None and result.stub.paths else None
             where = f", spilled to {inert_line(present_path(spill, report.path_style))}" if spill else ""

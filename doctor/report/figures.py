@@ -16,6 +16,11 @@ def figure(value: float | None) -> str:
     return f"{value:,.1f}"
 
 
+def ratio_text(value: float) -> str:
+    """A size against its limit, two decimals: `1.25`; `<0.01` for a tiny result (0.00 would read as none)."""
+    return "<0.01" if 0 < value < 0.005 else f"{value:.2f}"
+
+
 def plural(count: int, noun: str, nouns: str | None = None) -> str:
     """`1 result`, `3 results` (irregular plurals passed as `nouns`)."""
     return f"{count:,} {noun if count == 1 else (nouns or noun + 's')}"

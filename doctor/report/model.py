@@ -91,6 +91,7 @@ class MemoryReport:
             return {"yardstick": self.rules.agent, "forced": False, **data}
         return {"yardstick": "qwen", "forced": self.forced_qwen, "client": QWEN_CLIENT, "clientVersion": QWEN_VERSION}
     scan_facts: dict | None = None  # --results: assemble.scan_facts, and every result's row
+    source_facts: dict | None = None  # assemble.scan_facts alone (`doctor memory --json` always states them)
 
     @property
     def qwen_stats(self):
@@ -125,8 +126,10 @@ class MemoryReport:
         if measure is not None:  # beside Qwen's object, never instead of it (a Qwen session has none)
             data["agentMeasure"] = self._agent_measure_json(measure)
         data["retention"] = self._retention_json()
+        facts = self.scan_facts if self.scan_facts is not None else self.source_facts
+        if facts is not None:
+            data["source"].update(facts)
         if self.scan_facts is not None:
-            data["source"].update(self.scan_facts)
             if self.retention is not None:
                 data["retention"]["results"] = [self.result_json(result) for result in self.retention.results]
         data["settings"] = self._settings_json() if self.rules is None else None

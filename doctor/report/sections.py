@@ -18,7 +18,7 @@ from doctor.report.audit_summary import (
     category_counts,
     presented_audit_json,
 )
-from doctor.report.figures import figure, plural
+from doctor.report.figures import figure, plural, ratio_text
 from doctor.report.inert import inert_line
 from doctor.report.model import QWEN_CLIENT, QWEN_VERSION, MemoryReport
 from doctor.report.paths import present_path
@@ -129,7 +129,7 @@ def _pointer(row: dict, problems: str | None) -> str:
 
 
 def _ratio(row: dict) -> str:
-    return "" if row["budgetRatio"] is None else f"{row['budgetRatio']:.2f}×"
+    return "" if row["budgetRatio"] is None else f"{ratio_text(row['budgetRatio'])}×"
 
 
 def _largest(report: MemoryReport) -> Section | None:

@@ -27,6 +27,11 @@ from doctor.spill.resolve import Resolution, SpillLocator
 QWEN_FILE_CAP_BYTES = 50 * 1024 * 1024
 QWEN_SESSION_BUDGET_BYTES = 500 * 1024 * 1024
 QWEN_CLEANUP_SECONDS = 24 * 3600
+# What one audit reads to hash: a file above MEASURE_FILE_CAP, or any file once MEASURE_AUDIT_CAP has been read,
+# is sized but not read. The agents write far less (Qwen persists at most 50 MiB a result and 500 MiB a
+# session); a stranger's folder may hold a sparse file of any size, which would take the audit hours.
+MEASURE_FILE_CAP = 1 << 30
+MEASURE_AUDIT_CAP = 4 << 30
 # Files Qwen 0.24.4 keeps in the project temp dir beside its spills, never spill files: the
 # Logger's prompt log (LOG_FILE_NAME "logs.json") and `/chat save` checkpoints
 # (`checkpoint-${tag}.json`), and the shell's `shell_history`.
@@ -48,11 +53,12 @@ PREVIEW_MISMATCH = "preview-mismatch"
 PERMISSIONS = "permissions"
 OVER_FILE_CAP = "over-file-cap"
 OVER_SESSION_BUDGET = "over-session-budget"
+NOT_MEASURED = "not-measured"
 ORPHAN = "orphan"
 
 FINDING_KINDS = (
     MISSING, NOT_PERSISTED, OUTSIDE_ROOT, SYMLINK, NOT_REGULAR, UNREADABLE, DIGEST_MISMATCH, SIZE_MISMATCH,
-    PREVIEW_MISMATCH, PERMISSIONS, OVER_FILE_CAP, OVER_SESSION_BUDGET, ORPHAN,
+    PREVIEW_MISMATCH, PERMISSIONS, OVER_FILE_CAP, OVER_SESSION_BUDGET, NOT_MEASURED, ORPHAN,
 )
 
 
@@ -79,11 +85,12 @@ class Finding:
 
 @dataclass(frozen=True, slots=True)
 class FileCheck:
-    """One pointer, where it resolved, and what the file holds (None when not measured)."""
+    """One pointer, where it resolved, and what the file holds (None when not measured); its size when sized."""
 
     resolution: Resolution
     measure: FileMeasure | None
     mode: int | None
+    size: int | None = None
 
     @property
     def pointer(self) -> SpillPointer:
@@ -162,13 +169,19 @@ def audit_spill(
     """Resolve, inspect and measure every pointer; measuring runs on the digest worker thread."""
     findings: list[Finding] = []
     pending = []
+    left = MEASURE_AUDIT_CAP
     with Digester(cache, progress) as digester:
         for pointer in pointers:
             resolution = locator.resolve(pointer)
-            mode, may_open = _inspect(session, resolution, allow_outside, now, findings)
-            future = digester.submit(resolution.real) if may_open else None
-            pending.append((resolution, mode, future))
-        checks = tuple(_measured(resolution, mode, future, findings) for resolution, mode, future in pending)
+            mode, size = _inspect(session, resolution, allow_outside, now, findings)
+            future = None
+            if size is not None and size > min(MEASURE_FILE_CAP, left):
+                findings.append(Finding(NOT_MEASURED, WARNING, pointer, _why_not_measured(size, left)))
+            elif size is not None:
+                left -= size
+                future = digester.submit(resolution.real, MEASURE_FILE_CAP)
+            pending.append((resolution, mode, size, future))
+        checks = tuple(_measured(resolution, mode, size, future, findings) for resolution, mode, size, future in pending)
     total = _spilled_bytes(checks)
     if _is_qwen(session.agent) and total > QWEN_SESSION_BUDGET_BYTES:
         findings.append(Finding(OVER_SESSION_BUDGET, WARNING, None,
@@ -181,31 +194,37 @@ def audit_spill(
                        orphans, total)
 
 
-def _inspect(session, resolution: Resolution, allow_outside: bool, now, findings: list) -> tuple[int | None, bool]:
-    """Findings that need no reading; returns (permission bits, whether the file may be opened)."""
+def _why_not_measured(size: int, left: int) -> str:
+    if size > MEASURE_FILE_CAP:
+        return f"{_mib(size)}: over the {_mib(MEASURE_FILE_CAP)} doctor reads of one spill file; sized, not hashed"
+    return f"{_mib(size)}: this audit already read {_mib(MEASURE_AUDIT_CAP - left)} of its {_mib(MEASURE_AUDIT_CAP)}; sized, not hashed"
+
+
+def _inspect(session, resolution: Resolution, allow_outside: bool, now, findings: list) -> tuple[int | None, int | None]:
+    """Findings that need no reading; returns (permission bits, the file's size when it may be opened, else None)."""
     pointer = resolution.pointer
     if pointer.path is None and pointer.artifact_name is None:
         findings.append(Finding(NOT_PERSISTED, ERROR, pointer, _why_not_persisted(pointer)))
-        return None, False
+        return None, None
     if not resolution.exists:
         findings.append(Finding(MISSING, ERROR, pointer, _why_missing(session, resolution, now)))
-        return None, False
+        return None, None
     if not resolution.inside:
         opened = "opened because --allow-outside was given" if allow_outside else "not opened"
         findings.append(Finding(OUTSIDE_ROOT, ERROR, pointer,
                                 f"resolves to {resolution.real}, outside the agent's spill roots ({opened})"))
         if not allow_outside:
-            return None, False
+            return None, None
     elif resolution.is_symlink:
         findings.append(Finding(SYMLINK, INFO, pointer, f"is a symlink to {resolution.real} (inside the spill root)"))
     try:
         info = os.stat(resolution.real)
     except OSError as exc:
         findings.append(Finding(UNREADABLE, ERROR, pointer, f"cannot stat {resolution.real}: {exc.strerror or exc}"))
-        return None, False
+        return None, None
     if not stat.S_ISREG(info.st_mode):
         findings.append(Finding(NOT_REGULAR, ERROR, pointer, f"{resolution.real} is not a regular file; not opened"))
-        return None, False
+        return None, None
     mode = stat.S_IMODE(info.st_mode)
     if mode & 0o077:
         qwen = _is_qwen(pointer.agent)
@@ -215,20 +234,20 @@ def _inspect(session, resolution: Resolution, allow_outside: bool, now, findings
     if _is_qwen(pointer.agent) and info.st_size > QWEN_FILE_CAP_BYTES:
         findings.append(Finding(OVER_FILE_CAP, WARNING, pointer,
                                 f"{_mib(info.st_size)} is over Qwen's 50 MiB per-file cap"))
-    return mode, True
+    return mode, info.st_size
 
 
-def _measured(resolution: Resolution, mode, future, findings: list) -> FileCheck:
+def _measured(resolution: Resolution, mode, size, future, findings: list) -> FileCheck:
     if future is None:
-        return FileCheck(resolution, None, mode)
+        return FileCheck(resolution, None, mode, size)
     pointer = resolution.pointer
     try:
         measure = future.result()
     except (SpillFileError, OSError) as exc:
         findings.append(Finding(UNREADABLE, ERROR, pointer, str(exc)))
-        return FileCheck(resolution, None, mode)
+        return FileCheck(resolution, None, mode, size)
     findings.extend(_declared_mismatches(pointer, measure))
-    return FileCheck(resolution, measure, mode)
+    return FileCheck(resolution, measure, mode, measure.size)
 
 
 def _declared_mismatches(pointer: SpillPointer, measure: FileMeasure) -> list[Finding]:
@@ -292,7 +311,7 @@ def _session_age_seconds(session: LoadedSession, now: datetime | None) -> float 
 
 
 def _spilled_bytes(checks: Sequence[FileCheck]) -> int:
-    sizes = {str(check.resolution.real): check.measure.size for check in checks if check.measure is not None}
+    sizes = {str(check.resolution.real): check.size for check in checks if check.size is not None}
     return sum(sizes.values())
 
 

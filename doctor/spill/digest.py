@@ -60,8 +60,10 @@ def utf16_units_of(chunk: bytes) -> int:
     return len(chunk) - leads + astral
 
 
-def measure_file(path: str | os.PathLike[str], progress: Progress | None = None) -> FileMeasure:
-    """Stream ``path`` once. Raises SpillFileError for anything but a readable regular file."""
+def measure_file(path: str | os.PathLike[str], progress: Progress | None = None,
+                 limit: int | None = None) -> FileMeasure:
+    """Stream ``path`` once. Raises SpillFileError for anything but a readable regular file, and for one that
+    holds more than ``limit`` bytes when read (it grew after it was sized)."""
     name = os.fspath(path)
     try:
         fd = os.open(name, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0))
@@ -71,12 +73,12 @@ def measure_file(path: str | os.PathLike[str], progress: Progress | None = None)
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             raise SpillFileError(name, "not a regular file")
-        return _stream(fd, name, info.st_size, progress)
+        return _stream(fd, name, info.st_size, progress, limit)
     finally:
         os.close(fd)
 
 
-def _stream(fd: int, name: str, total: int, progress: Progress | None) -> FileMeasure:
+def _stream(fd: int, name: str, total: int, progress: Progress | None, limit: int | None) -> FileMeasure:
     digest = hashlib.sha256()
     units = newlines = done = 0
     head = b""
@@ -89,6 +91,8 @@ def _stream(fd: int, name: str, total: int, progress: Progress | None) -> FileMe
             head += chunk[: HEAD_BYTES - len(head)]
         last = chunk[-1:]
         done += len(chunk)
+        if limit is not None and done > limit:
+            raise SpillFileError(name, f"grew past {limit:,} bytes while it was read; not hashed")
         if progress is not None:
             progress(name, done, max(total, done))
     lines = newlines + (1 if last and last != b"\n" else 0)
@@ -153,8 +157,8 @@ class Digester:
         self._progress = progress
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="doctor-spill-digest")
 
-    def submit(self, path: str | os.PathLike[str]) -> Future:
-        return self._pool.submit(self._measure, os.fspath(path))
+    def submit(self, path: str | os.PathLike[str], limit: int | None = None) -> Future:
+        return self._pool.submit(self._measure, os.fspath(path), limit)
 
     def close(self) -> None:
         self._pool.shutdown(wait=True)
@@ -165,11 +169,11 @@ class Digester:
     def __exit__(self, *exc_info) -> None:
         self.close()
 
-    def _measure(self, path: str) -> FileMeasure:
+    def _measure(self, path: str, limit: int | None) -> FileMeasure:
         key = cache_key(path)
         cached = self.cache.get(key)
         if cached is not None:
             return cached
-        measure = measure_file(path, self._progress)
+        measure = measure_file(path, self._progress, limit)
         self.cache.put(key, measure)
         return measure

@@ -9,6 +9,7 @@ through the same section renderers as `doctor memory`, or prints the JSON.
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import duckdb
@@ -20,7 +21,12 @@ QUANTILES = "[0.5, 0.9, 0.99]"
 
 
 class QueryError(Exception):
-    """A --query the database refused (the message is DuckDB's first line)."""
+    """A --query that is not valid SQL or fails (the message is DuckDB's first line)."""
+
+
+class QueryRefused(QueryError):
+    """A --query doctor does not run: more than one statement, not a SELECT, or reaching for files,
+    the network or extensions (the answering connection has no access to them: store.ANSWERING)."""
 
 
 def _rows(db, sql: str, params=()) -> list[dict]:
@@ -36,7 +42,7 @@ def tools_ranked(db, top: int) -> list[dict]:
                quantile_disc(injected_chars, {QUANTILES}) AS chars_q, max(injected_chars) AS chars_max,
                quantile_disc(tokens, {QUANTILES}) AS tokens_q, max(tokens) AS tokens_max,
                sum(oversized::INT) AS oversized
-        FROM results GROUP BY tool, tool_type ORDER BY chars DESC, tool LIMIT ?""", [top])
+        FROM counted_results GROUP BY tool, tool_type ORDER BY chars DESC, tool LIMIT ?""", [top])
     for row in rows:
         row["chars_p50"], row["chars_p90"], row["chars_p99"] = row.pop("chars_q")
         row["tokens_p50"], row["tokens_p90"], row["tokens_p99"] = row.pop("tokens_q")
@@ -48,19 +54,20 @@ def oversized_by_version(db, top: int) -> list[dict]:
     return _rows(db, """
         SELECT r.tool, s.agent, coalesce(s.agent_version, '') AS agent_version, count(*) AS results,
                sum(r.oversized::INT) AS oversized, round(1000.0 * sum(r.oversized::INT) / count(*), 1) AS per_1000
-        FROM results r JOIN sessions s USING (session_key)
+        FROM counted_results r JOIN counted_sessions s USING (session_key)
         GROUP BY r.tool, s.agent, s.agent_version
         ORDER BY per_1000 DESC, results DESC, r.tool LIMIT ?""", [top])
 
 
 def layer_rates(db) -> list[dict]:
-    """Per agent and layer: results it bounded, their share of the agent's results, kept vs declared sizes."""
+    """Per agent and layer: results it bounded, their share of the agent's results, kept vs declared sizes
+    (declared in the unit each stub states: characters for Claude and Gemini, KB for Qwen)."""
     return _rows(db, """
         SELECT s.agent, r.layer, count(*) AS results,
                round(100.0 * count(*) / sum(count(*)) OVER (PARTITION BY s.agent), 2) AS percent,
                sum(r.injected_chars) AS injected_chars, sum(r.raw_chars) AS raw_chars,
-               sum(r.declared_chars) AS declared_chars
-        FROM results r JOIN sessions s USING (session_key)
+               sum(r.declared_chars) AS declared_chars, sum(r.declared_kb) AS declared_kb
+        FROM counted_results r JOIN counted_sessions s USING (session_key)
         GROUP BY s.agent, r.layer ORDER BY s.agent, results DESC, r.layer""")
 
 
@@ -70,8 +77,9 @@ def raw_vs_injected(db, top: int) -> list[dict]:
     return _rows(db, """
         SELECT tool, count(*) AS results, sum(raw_chars) AS raw_chars, sum(injected_chars) AS injected_chars,
                round(sum(injected_chars) / nullif(sum(raw_chars), 0), 3) AS injected_per_raw,
-               count(declared_chars) AS bounded_with_size, sum(declared_chars) AS declared_chars
-        FROM results GROUP BY tool ORDER BY injected_chars DESC, tool LIMIT ?""", [top])
+               count(coalesce(declared_chars, declared_kb)) AS bounded_with_size, sum(declared_chars) AS declared_chars,
+               sum(declared_kb) AS declared_kb
+        FROM counted_results GROUP BY tool ORDER BY injected_chars DESC, tool LIMIT ?""", [top])
 
 
 def sessions_at_risk(db, top: int) -> list[dict]:
@@ -79,7 +87,7 @@ def sessions_at_risk(db, top: int) -> list[dict]:
     rows = _rows(db, """
         SELECT path, agent, agent_version, session_id, tool_results, retained_tokens, largest_chars, oversized,
                spill_findings, input_problems, retention_unavailable
-        FROM sessions
+        FROM counted_sessions
         ORDER BY coalesce(oversized, 0) DESC, coalesce(spill_findings, 0) DESC, coalesce(retained_tokens, 0) DESC,
                  path
         LIMIT ?""", [top])
@@ -113,11 +121,11 @@ def histograms(db, tools: int = HISTOGRAM_TOOLS) -> list[dict]:
     from doctor.report.charts import bin_label
 
     rows = db.execute(f"""
-        WITH top AS (SELECT tool FROM results GROUP BY tool ORDER BY sum(injected_chars) DESC, tool LIMIT ?)
-        SELECT tool, {SIZE_BIN} AS bin, count(*) FROM results WHERE tool IN (SELECT tool FROM top)
+        WITH top AS (SELECT tool FROM counted_results GROUP BY tool ORDER BY sum(injected_chars) DESC, tool LIMIT ?)
+        SELECT tool, {SIZE_BIN} AS bin, count(*) FROM counted_results WHERE tool IN (SELECT tool FROM top)
         GROUP BY ALL""", [tools]).fetchall()
     order = [row[0] for row in db.execute(
-        "SELECT tool FROM results GROUP BY tool ORDER BY sum(injected_chars) DESC, tool LIMIT ?", [tools]).fetchall()]
+        "SELECT tool FROM counted_results GROUP BY tool ORDER BY sum(injected_chars) DESC, tool LIMIT ?", [tools]).fetchall()]
     counts: dict[str, dict[int, int]] = {tool: {} for tool in order}
     for tool, size_bin, count in rows:
         counts[tool][size_bin] = count
@@ -130,28 +138,49 @@ def oversized_rate_by_version(db) -> list[dict]:
     return _rows(db, """
         SELECT s.agent, coalesce(s.agent_version, '') AS agent_version, count(*) AS results,
                round(1000.0 * sum(r.oversized::INT) / count(*), 1) AS per_1000
-        FROM results r JOIN sessions s USING (session_key) GROUP BY ALL ORDER BY s.agent, agent_version""")
+        FROM counted_results r JOIN counted_sessions s USING (session_key) GROUP BY ALL ORDER BY s.agent, agent_version""")
 
 
 def growth_per_turn(db, turns: int = GROWTH_TURNS) -> list[dict]:
-    """Per user turn: sessions that reached it and the injected chars it added, on average per session."""
+    """Per turn (the n-th prompt the person typed, `doctor.core.turns`; 0: before the first): the sessions
+    that reached it, those of them with tool results in it, the injected chars it added, and those chars
+    per session that reached it. Sessions that do not say how many prompts they had (pasted reports)
+    are left out (`growth_sessions_unknown` counts them)."""
     return _rows(db, """
-        WITH per AS (SELECT session_key, turn, sum(injected_chars) AS chars FROM results GROUP BY ALL)
-        SELECT turn, count(*) AS sessions, round(avg(chars), 1) AS chars_per_session
-        FROM per WHERE turn <= ? GROUP BY turn ORDER BY turn""", [turns])
+        WITH known AS (SELECT session_key, turns FROM counted_sessions WHERE turns IS NOT NULL),
+             per AS (SELECT r.session_key, r.turn, sum(r.injected_chars) AS chars
+                     FROM counted_results r JOIN known USING (session_key) GROUP BY ALL),
+             steps AS (SELECT unnest(range(0, least(?, (SELECT max(turns) FROM known)) + 1)) AS turn)
+        SELECT steps.turn,
+               (SELECT count(*) FROM known WHERE known.turns >= steps.turn) AS sessions_reached,
+               count(per.session_key) AS sessions_with_results,
+               coalesce(sum(per.chars), 0) AS chars,
+               round(coalesce(sum(per.chars), 0) / (SELECT count(*) FROM known WHERE known.turns >= steps.turn), 1)
+                   AS chars_per_session_reached
+        FROM steps LEFT JOIN per USING (turn)
+        GROUP BY steps.turn HAVING steps.turn > 0 OR count(per.session_key) > 0
+        ORDER BY steps.turn""", [turns])
+
+
+def growth_sessions_unknown(db) -> int:
+    return db.execute("SELECT count(*) FROM counted_sessions WHERE turns IS NULL").fetchone()[0]
 
 
 def totals(db) -> dict:
     row = _rows(db, """
-        SELECT (SELECT count(*) FROM sessions) AS sessions,
-               (SELECT count(*) FROM sessions WHERE source = 'report') AS from_reports,
-               (SELECT count(*) FROM results) AS results,
-               (SELECT coalesce(sum(injected_chars), 0) FROM results) AS injected_chars,
-               (SELECT coalesce(sum(tokens), 0) FROM results) AS tokens,
-               (SELECT coalesce(sum(oversized::INT), 0) FROM results) AS oversized,
-               (SELECT count(*) FROM files WHERE status = 'skipped') AS files_skipped""")[0]
+        SELECT (SELECT count(*) FROM counted_sessions) AS sessions,
+               (SELECT count(*) FROM counted_sessions WHERE source = 'report') AS from_reports,
+               (SELECT count(*) FROM counted_results) AS results,
+               (SELECT coalesce(sum(injected_chars), 0) FROM counted_results) AS injected_chars,
+               (SELECT coalesce(sum(tokens), 0) FROM counted_results) AS tokens,
+               (SELECT coalesce(sum(oversized::INT), 0) FROM counted_results) AS oversized,
+               (SELECT count(*) FROM files WHERE status = 'skipped') AS files_skipped,
+               (SELECT count(*) FROM counted_sessions WHERE NOT results_complete) AS without_result_rows,
+               (SELECT count(*) FROM sessions s WHERE s.session_key NOT IN (SELECT file_key FROM files
+                    WHERE status = 'gone')) - (SELECT count(*) FROM counted_sessions) AS extra_copies,
+               (SELECT count(*) FROM files WHERE status = 'gone') AS files_gone""")[0]
     row["agents"] = _rows(db, """SELECT agent, coalesce(agent_version, '') AS agent_version, count(*) AS sessions
-                                 FROM sessions GROUP BY ALL ORDER BY sessions DESC, agent, agent_version""")
+                                 FROM counted_sessions GROUP BY ALL ORDER BY sessions DESC, agent, agent_version""")
     row["skipped"] = _rows(db, """SELECT reason, count(*) AS files FROM files WHERE status = 'skipped'
                                   GROUP BY reason ORDER BY files DESC, reason""")
     return row
@@ -177,6 +206,7 @@ def collect(store, summary=None, *, top: int = 10, compare: tuple[str, str, str]
             "histograms": histograms(db),
             "oversizedRateByVersion": oversized_rate_by_version(db),
             "growthPerTurn": growth_per_turn(db),
+            "growthSessionsUnknown": growth_sessions_unknown(db),
         },
     }
     if compare is not None:
@@ -195,14 +225,23 @@ def render(data: dict, fmt: str) -> str:
 
 
 def query_text(store, sql: str, fmt: str) -> str:
-    """One read-only query's rows: JSON objects with --format json, else a tab-separated table."""
+    """One SELECT's rows: JSON objects with --format json, else a tab-separated table. It runs on the
+    answering connection (read-only, no file or network access, configuration locked)."""
+    try:
+        statements = duckdb.extract_statements(sql)
+    except duckdb.Error as exc:
+        raise QueryError(str(exc).splitlines()[0]) from None
+    if len(statements) != 1:
+        raise QueryRefused(f"one statement only ({len(statements)} given)")
+    if statements[0].type != duckdb.StatementType.SELECT:
+        raise QueryRefused(f"a SELECT only ({statements[0].type.name} given)")
     try:
         cursor = store.db.cursor()
-        cursor.execute("BEGIN TRANSACTION READ ONLY")
         cursor.execute(sql)
         names = [column[0] for column in cursor.description or ()]
         rows = cursor.fetchall()
-        cursor.execute("ROLLBACK")
+    except duckdb.PermissionException as exc:
+        raise QueryRefused(str(exc).splitlines()[0]) from None
     except duckdb.Error as exc:
         raise QueryError(str(exc).splitlines()[0]) from None
     if fmt == "json":
@@ -214,11 +253,16 @@ def query_text(store, sql: str, fmt: str) -> str:
 
 def export_parquet(store, directory: Path) -> None:
     """`sessions.parquet` and `results.parquet` in `directory`, each 0600 (they name paths and tools):
-    DuckDB writes a new private file beside each, renamed over it (never through a link planted there)."""
+    each is written to a new private file beside it, opened without following a link, and renamed over
+    it. The rows come out as Arrow and pyarrow writes them: the answering connection may not write files."""
+    import pyarrow.parquet as parquet
+
     from doctor.safety.writes import Replacing
 
     directory.mkdir(parents=True, exist_ok=True)
     for table in ("sessions", "results"):
+        rows = store.db.cursor().sql(f"SELECT * FROM {table} ORDER BY ALL").to_arrow_table()
         with Replacing(directory / f"{table}.parquet") as temporary:
-            target = Path(temporary).as_posix().replace("'", "''")
-            store.db.execute(f"COPY (SELECT * FROM {table} ORDER BY ALL) TO '{target}' (FORMAT parquet)")
+            descriptor = os.open(temporary, os.O_WRONLY | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC)
+            with os.fdopen(descriptor, "wb") as out:
+                parquet.write_table(rows, out)

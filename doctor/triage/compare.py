@@ -32,12 +32,12 @@ def _side(db, field: str, value: str) -> dict:
                round(1000.0 * sum(r.oversized::INT) / nullif(count(r.ordinal), 0), 1) AS per_1000,
                quantile_disc(r.injected_chars, [0.5, 0.9, 0.99]) AS q, max(r.injected_chars) AS chars_max,
                coalesce(sum(r.tokens), 0) AS tokens
-        FROM sessions s LEFT JOIN results r USING (session_key) WHERE s.{field} = ?""", [value]).fetchone()
+        FROM counted_sessions s LEFT JOIN counted_results r USING (session_key) WHERE s.{field} = ?""", [value]).fetchone()
     sessions, results, oversized, per_1000, q, chars_max, tokens = row
     q = q or [None, None, None]
     layers = dict(db.execute(f"""
         SELECT r.layer, round(100.0 * count(*) / sum(count(*)) OVER (), 2)
-        FROM sessions s JOIN results r USING (session_key) WHERE s.{field} = ? GROUP BY r.layer""", [value]).fetchall())
+        FROM counted_sessions s JOIN counted_results r USING (session_key) WHERE s.{field} = ? GROUP BY r.layer""", [value]).fetchall())
     return {
         "value": value, "sessions": sessions, "results": results, "oversized": oversized, "per_1000": per_1000,
         "chars_p50": q[0], "chars_p90": q[1], "chars_p99": q[2], "chars_max": chars_max,
@@ -50,7 +50,7 @@ def _tools(db, field: str, a: str, b: str) -> list[dict]:
         SELECT r.tool, s.{field} AS side, count(*) AS results, sum(r.oversized::INT) AS oversized,
                round(1000.0 * sum(r.oversized::INT) / count(*), 1) AS per_1000,
                quantile_disc(r.injected_chars, 0.9) AS chars_p90
-        FROM sessions s JOIN results r USING (session_key) WHERE s.{field} IN (?, ?)
+        FROM counted_sessions s JOIN counted_results r USING (session_key) WHERE s.{field} IN (?, ?)
         GROUP BY r.tool, s.{field}""", [a, b]).fetchall()
     tools: dict[str, dict] = {}
     for tool, side, results, oversized, per_1000, p90 in rows:

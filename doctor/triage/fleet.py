@@ -27,15 +27,15 @@ class FleetData:
 
 def load_fleet(store) -> FleetData:
     db = store.db
-    cursor = db.execute(f"SELECT {', '.join(SESSION_FIELDS)} FROM sessions ORDER BY coalesce(oversized, 0) DESC, "
+    cursor = db.execute(f"SELECT {', '.join(SESSION_FIELDS)} FROM counted_sessions ORDER BY coalesce(oversized, 0) DESC, "
                         "coalesce(retained_tokens, 0) DESC, path")
     sessions = [dict(zip(SESSION_FIELDS, row)) for row in cursor.fetchall()]
     tools = [{"tool": tool, "results": count, "chars": chars, "oversized": oversized, "bins": []}
              for tool, count, chars, oversized in db.execute(
-                 "SELECT tool, count(*), sum(injected_chars), sum(oversized::INT) FROM results GROUP BY tool "
+                 "SELECT tool, count(*), sum(injected_chars), sum(oversized::INT) FROM counted_results GROUP BY tool "
                  "ORDER BY sum(injected_chars) DESC, tool").fetchall()]
     by_name = {tool["tool"]: tool for tool in tools}
-    for tool, size_bin, count in db.execute(f"SELECT tool, {SIZE_BIN}, count(*) FROM results GROUP BY ALL "
+    for tool, size_bin, count in db.execute(f"SELECT tool, {SIZE_BIN}, count(*) FROM counted_results GROUP BY ALL "
                                             "ORDER BY ALL").fetchall():
         by_name[tool]["bins"].append((size_bin, count))
     skipped = db.execute("SELECT count(*) FROM files WHERE status = 'skipped'").fetchone()[0]

@@ -21,7 +21,7 @@ from doctor.core.sentinels import LAYERS
 from doctor.report.audit_summary import category_counts
 from doctor.sources.base import SourceError
 from doctor.sources.registry import open_session
-from doctor.triage import archives, pasted
+from doctor.triage import archives, pasted, replay_inputs
 from doctor.triage.rows import LAYER_COLUMNS, SKIPPED, FileJob, FileOutcome, finish, storable, tool_type
 
 def scan_batch(jobs: list[FileJob]) -> list[FileOutcome]:
@@ -75,7 +75,9 @@ def _scan_path(job: FileJob, path: Path, *, audit: bool) -> FileOutcome:
     options = job.options or ReportOptions()
     report = report_for_session(session, options)
     findings = _spill_findings(session, report) if audit else None
-    return _outcome(job, session, report, findings)
+    outcome = _outcome(job, session, report, findings)
+    outcome.replay = replay_inputs.rows_for(session, options)
+    return outcome
 
 
 def _spill_findings(session, report) -> int:
@@ -104,6 +106,7 @@ def _outcome(job: FileJob, session, report, spill_findings: int | None) -> FileO
         "session_id": session.session_id,
         "project_hash": facts["projectHash"],
         "started": session.started,
+        "turns": analysis.table.turns if analysis is not None else None,
         "size_bytes": facts["sizeBytes"],
         "records": facts["records"],
         "tool_results": stats.tool_result_count if stats else None,
@@ -123,7 +126,8 @@ def _outcome(job: FileJob, session, report, spill_findings: int | None) -> FileO
 
 
 def result_rows(analysis):
-    """One tuple per result, in RESULT_COLUMNS order; declared_chars is the full output's size a spill stub states."""
+    """One tuple per result, in RESULT_COLUMNS order; declared_chars and declared_kb are the full output's
+    size a spill stub states, in the unit it states it (Claude and Gemini: characters; Qwen: KB)."""
     tools: dict[tuple[str, str], tuple[str, str]] = {}  # (name, budget source) -> (name as stored, tool type)
     for result in analysis.results:
         budget = result.budget
@@ -133,5 +137,9 @@ def result_rows(analysis):
         yield (
             result.ordinal, result.turn, *tool, result.raw_chars, float(result.chars),
             tokens_for_chars(result.chars), budget.as_json_number(), budget.source, result.sentinel,
-            result.oversized, result.is_error, result.stub.declared_chars if result.stub is not None else None,
+            result.oversized, result.is_error, *_declared(result.stub),
         )
+
+
+def _declared(stub) -> tuple[int | None, int | None]:
+    return (None, None) if stub is None else (stub.declared_chars, stub.declared_kb)

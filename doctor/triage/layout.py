@@ -41,12 +41,28 @@ def _scan(data: dict) -> Section:
         f"Database: {totals['sessions']:,} sessions ({totals['from_reports']:,} from pasted reports), "
         f"{totals['results']:,} tool results, {figure(totals['injected_chars'])} chars "
         f"(~{totals['tokens']:,} tokens) injected, {totals['oversized']:,} oversized; "
-        f"{totals['files_skipped']:,} files skipped."))
+        f"{totals['files_skipped']:,} files skipped." + _counting(totals)))
     if totals["agents"]:
         blocks.append(_table(("Agent", "Version", "Sessions"),
                              ((_name(a["agent"]), _name(a["agent_version"]), a["sessions"]) for a in totals["agents"]),
                              (2,)))
     return Section("Scan", tuple(blocks))
+
+
+def _counting(totals: dict) -> str:
+    """What the session count leaves out or cannot break down, said only when there is any."""
+    notes = []
+    if totals["extra_copies"]:
+        notes.append(f"{totals['extra_copies']:,} more cop{'ies' if totals['extra_copies'] != 1 else 'y'} of these "
+                     "sessions (the same session in another file or a pasted report) counted once")
+    if totals["without_result_rows"]:
+        notes.append(f"{totals['without_result_rows']:,} session{'s' if totals['without_result_rows'] != 1 else ''} "
+                     "without per-result rows (reports pasted without --results): in the session counts, not in "
+                     "the per-tool figures")
+    if totals["files_gone"]:
+        notes.append(f"{totals['files_gone']:,} file{'s' if totals['files_gone'] != 1 else ''} gone since scanned, "
+                     "left out (--prune deletes them)")
+    return "".join(f" {note[0].upper()}{note[1:]}." for note in notes)
 
 
 def _skipped(data: dict) -> Section | None:
@@ -86,24 +102,26 @@ def _oversized(data: dict) -> Section:
 
 def _layers(data: dict) -> Section:
     rows = ((_name(r["agent"]), r["layer"], r["results"], f"{r['percent']:.2f}%", r["injected_chars"],
-             r["declared_chars"]) for r in data["layers"])
+             r["declared_chars"], r["declared_kb"]) for r in data["layers"])
     return Section("Which layer bounded each result", (
         Paragraph("Per agent: the share of results each layer bounded (`none`: the full output stayed in "
-                  "context), what they cost in context, and the full sizes their spill stubs declare."),
-        _table(("Agent", "Layer", "Results", "Share", "Injected chars", "Declared chars"), rows, (2, 3, 4, 5)),
+                  "context), what they cost in context, and the full sizes their spill stubs declare, in the "
+                  "unit each states (Claude and Gemini: characters; Qwen: KB)."),
+        _table(("Agent", "Layer", "Results", "Share", "Injected chars", "Declared chars", "Declared KB"), rows,
+               (2, 3, 4, 5, 6)),
     ))
 
 
 def _raw(data: dict) -> Section:
     rows = ((_name(r["tool"]), r["results"], r["raw_chars"], r["injected_chars"],
              "—" if r["injected_per_raw"] is None else f"{r['injected_per_raw']:.3f}", r["bounded_with_size"],
-             r["declared_chars"]) for r in data["rawVsInjected"])
+             r["declared_chars"], r["declared_kb"]) for r in data["rawVsInjected"])
     return Section("Raw vs injected", (
         Paragraph("Raw: the output strings the history keeps; injected: what the model is charged for them "
                   "(wrappers and nested parts included); declared: the full outputs' sizes where a layer cut "
                   "them and said so."),
-        _table(("Tool", "Results", "Raw chars", "Injected chars", "Injected/raw", "Bounded, sized", "Declared chars"),
-               rows, (1, 2, 3, 4, 5, 6)),
+        _table(("Tool", "Results", "Raw chars", "Injected chars", "Injected/raw", "Bounded, sized", "Declared chars",
+                "Declared KB"), rows, (1, 2, 3, 4, 5, 6, 7)),
     ))
 
 
@@ -111,11 +129,21 @@ def _growth(data: dict) -> Section | None:
     turns = data["charts"]["growthPerTurn"]
     if not turns:
         return None
-    chart = Chart("Injected chars added per turn (mean per session)", tuple(str(t["turn"]) for t in turns),
-                  tuple(t["chars_per_session"] for t in turns), "user turn", "chars", slug="growth-per-turn")
+    chart = Chart("Injected chars each turn added, per session that reached it", tuple(str(t["turn"]) for t in turns),
+                  tuple(t["chars_per_session_reached"] for t in turns), "turn (prompts typed)", "chars",
+                  slug="growth-per-turn")
+    unknown = data["charts"]["growthSessionsUnknown"]
+    note = ("A turn is the n-th prompt the person typed (0: results before the first); a session reached a "
+            "turn when it had that many prompts.")
+    if unknown:
+        note += (f" {unknown:,} session{'s' if unknown != 1 else ''} from pasted reports, which do not say how many "
+                 "prompts they had, are left out.")
     return Section("Growth per turn", (
-        chart, _table(("Turn", "Sessions", "Chars per session"),
-                      ((str(t["turn"]), t["sessions"], t["chars_per_session"]) for t in turns), (1, 2))))
+        Paragraph(note), chart,
+        _table(("Turn", "Sessions that reached it", "With results in it", "Chars added",
+                "Chars per session that reached it"),
+               ((str(t["turn"]), t["sessions_reached"], t["sessions_with_results"], t["chars"],
+                 t["chars_per_session_reached"]) for t in turns), (1, 2, 3, 4))))
 
 
 def _risk(data: dict) -> Section:

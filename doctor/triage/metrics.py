@@ -56,12 +56,12 @@ def _value(text) -> str:
 
 def _series(db, column: str, max_tools: int) -> list[Series]:
     rows = db.execute(f"""
-        WITH kept AS (SELECT tool FROM results GROUP BY tool ORDER BY sum(injected_chars) DESC, tool LIMIT ?)
+        WITH kept AS (SELECT tool FROM counted_results GROUP BY tool ORDER BY sum(injected_chars) DESC, tool LIMIT ?)
         SELECT s.agent, coalesce(s.agent_version, ''),
                CASE WHEN r.tool IN (SELECT tool FROM kept) THEN r.tool ELSE '{OTHER}' END AS tool_name,
                r.tool_type, r.layer, r.oversized, {_bucket_sql('r.' + column)} AS bucket,
                count(*), sum(r.{column}), min(r.{column}), max(r.{column})
-        FROM results r JOIN sessions s USING (session_key)
+        FROM counted_results r JOIN counted_sessions s USING (session_key)
         GROUP BY ALL ORDER BY ALL""", [max_tools]).fetchall()
     series: dict[tuple, Series] = {}
     for agent, version, tool, tool_type, layer, oversized, bucket, count, total, low, high in rows:
@@ -84,7 +84,7 @@ def aggregate(store, max_tools: int = DEFAULT_MAX_TOOLS) -> Aggregate:
         chars=_series(db, "injected_chars", max_tools),
         tokens=_series(db, "tokens", max_tools),
         sessions=[({"agent": _value(agent), "agent_version": _value(version)}, count) for agent, version, count in
-                  db.execute("SELECT agent, coalesce(agent_version, ''), count(*) FROM sessions "
+                  db.execute("SELECT agent, coalesce(agent_version, ''), count(*) FROM counted_sessions "
                              "GROUP BY ALL ORDER BY ALL").fetchall()],
         files_skipped=db.execute("SELECT count(*) FROM files WHERE status = 'skipped'").fetchone()[0],
         start_unix_nano=int(started) if started is not None else time.time_ns(),

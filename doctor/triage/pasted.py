@@ -8,6 +8,8 @@ session's totals, and its result rows are marked incomplete.
 
 from __future__ import annotations
 
+import functools
+import json
 import os
 from pathlib import Path
 
@@ -21,6 +23,7 @@ from doctor.triage.schema import fits
 
 MARKERS = (b'"schemaVersion"', b'"generator"', b'"toolResultRetention"')
 SNIFF_BYTES = 4096
+REPORT_SCHEMA = Path(__file__).resolve().parents[1] / "report" / "schema" / "memory-report.schema.json"
 PROBLEM_KINDS = frozenset(kind for kinds in AUDIT_CATEGORIES.values() for kind in kinds)
 
 
@@ -47,7 +50,8 @@ def read_report(path: Path) -> dict | None:
 
 
 def outcome(job: FileJob, report: dict, path: Path) -> FileOutcome:
-    source = report.get("source") or {}
+    validate(report, path)
+    source = report["source"]
     stats = report.get("toolResultRetention")
     retention = report["retention"]
     available = retention.get("available") is True and isinstance(stats, dict)
@@ -65,6 +69,7 @@ def outcome(job: FileJob, report: dict, path: Path) -> FileOutcome:
         "session_id": source.get("sessionId"),
         "project_hash": source.get("projectHash"),
         "started": source.get("started"),
+        "turns": None,  # a report does not say how many prompts the session had
         "size_bytes": source.get("sizeBytes"),
         "records": source.get("records"),
         "tool_results": stats["toolResultCount"] if available else None,
@@ -84,6 +89,51 @@ def outcome(job: FileJob, report: dict, path: Path) -> FileOutcome:
     }
     _check_figures(path, row, rows)
     return finish(job, row, rows)
+
+
+@functools.cache
+def _validator():
+    """The published schema of `doctor memory --json`, checked for itself once."""
+    from jsonschema import Draft202012Validator
+
+    schema = json.loads(REPORT_SCHEMA.read_text(encoding="utf-8"))
+    Draft202012Validator.check_schema(schema)
+    return Draft202012Validator(schema)
+
+
+def validate(report: dict, path: Path) -> None:
+    """A pasted report must be what `doctor memory --json` publishes (doctor/report/schema): anything
+    else (a schemaVersion this doctor does not know, `source: null`, a count that is a string, a size
+    past any measurement) is refused naming the field and its value, before a figure is stored. One
+    rule the schema cannot state is checked here: each result's ordinal is unique."""
+    from jsonschema.exceptions import best_match
+
+    error = best_match(_validator().iter_errors(report))
+    if error is not None:
+        raise SourceError(path, f"a doctor report that does not follow doctor's published schema: "
+                                f"{error.json_path} is {_shown(error.instance)} ({_brief(error)})")
+    results = report["retention"].get("results") or []
+    seen: set[int] = set()
+    for index, result in enumerate(results):
+        if result["ordinal"] in seen:
+            raise SourceError(path, f"a doctor report whose $.retention.results[{index}].ordinal is "
+                                    f"{result['ordinal']}, an ordinal an earlier result has (each is unique)")
+        seen.add(result["ordinal"])
+
+
+def _brief(error) -> str:
+    """jsonschema's reason without the value it repeats (shown already, capped)."""
+    if error.validator == "const":
+        return f"expected {error.validator_value!r}"
+    if error.validator == "type":
+        return f"expected {' or '.join(error.validator_value) if isinstance(error.validator_value, list) else error.validator_value}"
+    if error.validator in ("maximum", "minimum"):
+        return f"{error.validator} {error.validator_value!r}"
+    if error.validator == "required":
+        return error.message.replace(repr(error.instance), "").strip() if len(error.message) < 120 else "a key is missing"
+    if error.validator == "additionalProperties":
+        return "a key the schema does not have"
+    return error.validator
 
 
 def _check_figures(path: Path, row: dict, rows: list[tuple]) -> None:
@@ -110,4 +160,5 @@ def _row(result: dict) -> tuple:
         result["ordinal"], result["turn"], result["tool"], tool_type(result["tool"], budget.get("source", "")),
         result["rawChars"], float(result["chars"]), result["tokens"], budget.get("chars"), budget.get("source"),
         result["layer"], result["oversized"], result["isError"], (result.get("pointer") or {}).get("declaredChars"),
+        (result.get("pointer") or {}).get("declaredKB"),
     )))

@@ -32,6 +32,7 @@ RESULT_TYPES = {
     "oversized": "BOOLEAN NOT NULL",
     "error": "BOOLEAN NOT NULL",
     "declared_chars": "BIGINT",
+    "declared_kb": "BIGINT",
 }
 SESSION_TYPES = {
     "session_key": "VARCHAR PRIMARY KEY",
@@ -43,6 +44,7 @@ SESSION_TYPES = {
     "session_id": "VARCHAR",
     "project_hash": "VARCHAR",
     "started": "VARCHAR",
+    "turns": "BIGINT",
     "size_bytes": "BIGINT",
     "records": "BIGINT",
     "tool_results": "BIGINT",
@@ -59,10 +61,27 @@ SESSION_TYPES = {
     "results_complete": "BOOLEAN NOT NULL",
     "results_digest": "VARCHAR NOT NULL",
 }
+FILE_TYPES = {
+    "file_key": "VARCHAR PRIMARY KEY",
+    "path": "VARCHAR NOT NULL",
+    "archive_key": "VARCHAR",
+    "folder_keys": "VARCHAR",
+    "size": "BIGINT",
+    "mtime_ns": "BIGINT",
+    "ctime_ns": "BIGINT",
+    "inode": "BIGINT",
+    "head_len": "BIGINT",
+    "head_digest": "VARCHAR",
+    "tail_len": "BIGINT",
+    "tail_digest": "VARCHAR",
+    "status": "VARCHAR NOT NULL",
+    "reason": "VARCHAR",
+    "scan_id": "BIGINT NOT NULL",
+}
 SESSION_COLUMNS = tuple(SESSION_TYPES)
 RESULT_COLUMNS = tuple(RESULT_TYPES)
 
-OK, SKIPPED = "ok", "skipped"
+OK, SKIPPED, ARCHIVE, GONE = "ok", "skipped", "archive", "gone"
 
 
 @dataclass(frozen=True)
@@ -90,6 +109,7 @@ class FileOutcome:
     session: dict | None = None
     results: list[tuple] = field(default_factory=list)  # rows with ordinal >= first_new
     first_new: int = 0  # 0: replace the session's rows; K > 0: keep the K stored rows, append these
+    replay: object = None  # replay_inputs.ReplayRows: what `doctor scan --whatif` needs of the session
 
 
 class RowDigest:

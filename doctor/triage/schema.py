@@ -8,9 +8,9 @@ would cost more on bulk inserts than it saves on the per-session deletes.
 
 from __future__ import annotations
 
-from doctor.triage.rows import RESULT_COLUMNS, RESULT_TYPES, SESSION_TYPES
+from doctor.triage.rows import FILE_TYPES, RESULT_TYPES, SESSION_TYPES
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 _ARROW_TYPES = {"BIGINT": "int64", "DOUBLE": "float64", "VARCHAR": "string", "BOOLEAN": "bool_"}
 _BIGINT = range(-(1 << 63), 1 << 63)
@@ -52,35 +52,53 @@ TABLES = {
     results_written BIGINT,
     interrupted BOOLEAN
 )""",
-    "files": """CREATE TABLE files (
-    file_key VARCHAR PRIMARY KEY,
-    path VARCHAR NOT NULL,
-    archive_key VARCHAR,
-    size BIGINT,
-    mtime_ns BIGINT,
-    head_len BIGINT,
-    head_digest VARCHAR,
-    tail_len BIGINT,
-    tail_digest VARCHAR,
-    status VARCHAR NOT NULL,
-    reason VARCHAR,
-    scan_id BIGINT NOT NULL
-)""",
+    "files": _create("files", FILE_TYPES),
     "sessions": _create("sessions", SESSION_TYPES),
     "results": _create("results", {"session_key": "VARCHAR NOT NULL", **RESULT_TYPES}),
 }
 
 
-def arrow_results(session_key: str, rows: list[tuple]):
-    """Result rows (RESULT_COLUMNS order) of one session as an Arrow table with the `results` table's
-    columns and types, ready for `INSERT INTO results SELECT * FROM …`. A DOUBLE column's integers are
-    made floats first, rounded as DuckDB rounds them (Arrow refuses an integer a double cannot hold)."""
+# What the answers count, as temporary views of the connection (never stored in the file, so a
+# database someone sent cannot redefine them). One session (agent + session id, and for a
+# subagent's file its own start) counts once, whichever files and pasted reports carried it:
+# the session file before a report, a report with result rows before one without, then the
+# copy with the most records and results. A file that is gone (deleted or renamed since it
+# was scanned, or in an archive that is) leaves the answers; its rows stay until --prune.
+COPY_IDENTITY = ("CASE WHEN s.session_id IS NULL THEN s.session_key ELSE s.agent END, "
+                 "coalesce(s.session_id, s.session_key), s.format, s.started")
+VIEWS = {
+    "counted_sessions": f"""
+        SELECT * EXCLUDE (copy_rank) FROM (
+            SELECT s.*, count(*) OVER copies AS copies, row_number() OVER (copies ORDER BY s.source = 'report',
+                   s.results_complete DESC, s.records DESC NULLS LAST, s.tool_results DESC NULLS LAST,
+                   s.session_key) AS copy_rank
+            FROM sessions s
+            WHERE s.session_key NOT IN (SELECT file_key FROM files WHERE status = 'gone')
+            WINDOW copies AS (PARTITION BY {COPY_IDENTITY}))
+        WHERE copy_rank = 1""",
+    "counted_results": """
+        SELECT * FROM results WHERE session_key IN (SELECT session_key FROM counted_sessions)""",
+}
+
+
+def define_views(db) -> None:
+    """The answers' views on this connection (see VIEWS)."""
+    for name, sql in VIEWS.items():
+        db.execute(f"CREATE OR REPLACE TEMP VIEW {name} AS {sql}")
+
+
+def arrow_table(types: dict[str, str], rows: list[tuple]):
+    """Rows (in the order of `types`) as an Arrow table with those columns and SQL types, ready for
+    `INSERT INTO … BY NAME SELECT * FROM …`. A DOUBLE column's integers are made floats first, rounded
+    as DuckDB rounds them (Arrow refuses an integer a double cannot hold); a type Arrow is not told
+    about here travels as text and DuckDB casts it on insert."""
     import pyarrow as pa
 
-    columns = [pa.array([session_key] * len(rows), pa.string())]
-    for column, values in zip(RESULT_COLUMNS, zip(*rows)):
-        kind = RESULT_TYPES[column].split()[0]
+    columns = []
+    values_by_column = list(zip(*rows)) if rows else [()] * len(types)
+    for (column, sql_type), values in zip(types.items(), values_by_column):
+        kind = sql_type.split()[0]
         if kind == "DOUBLE":
             values = [None if value is None else float(value) for value in values]
-        columns.append(pa.array(values, getattr(pa, _ARROW_TYPES[kind])()))
-    return pa.Table.from_arrays(columns, names=["session_key", *RESULT_COLUMNS])
+        columns.append(pa.array(values, getattr(pa, _ARROW_TYPES.get(kind, "string"))()))
+    return pa.Table.from_arrays(columns, names=list(types))

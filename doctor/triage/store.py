@@ -1,27 +1,47 @@
-"""The embedded triage database (DuckDB): opening it safely, and one transaction per scanned file.
+"""The embedded triage database (DuckDB): opening it safely, and group commits of finished files.
 
 Only the main process writes, so a worker never holds the file open. DuckDB locks
 the file for its writer: a second scan on the same database fails at once with a
-clear message rather than waiting forever. Each file's rows are replaced (or, for a
-session that grew by appends, extended) in one transaction, so an interrupted scan
-leaves every file either as it was or fully updated.
+clear message rather than waiting forever. Finished files are committed in groups
+(`write_group`), one transaction for several files: DuckDB's fixed cost per
+statement and per commit (~3 ms a file when each file had its own) is paid once per
+group. Each file is all or nothing all the same: its rows are in the group's
+transaction or not at all, and the `files` table, written in the same transaction,
+says which files are committed; a killed scan loses at most the open group, which the
+next scan finds unchanged-but-missing and reads again.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
 import duckdb
 
+from doctor.report.inert import inert_line
+from doctor.triage import replay_inputs
 from doctor.triage.fingerprint import Fingerprint
-from doctor.triage.rows import OK, SESSION_COLUMNS, FileOutcome, storable
-from doctor.triage.schema import SCHEMA_VERSION, TABLES, arrow_results
+from doctor.triage.rows import FILE_TYPES, GONE, OK, RESULT_TYPES, SESSION_COLUMNS, SESSION_TYPES, FileOutcome, storable
+from doctor.triage.schema import SCHEMA_VERSION, TABLES, arrow_table, define_views
 
 
 class StoreError(Exception):
     """The database cannot be used: busy, from another schema version, or not a database."""
+
+
+class Refused(StoreError):
+    """A database doctor did not make as it is: it holds views or macros, or a table not as doctor's schema
+    has it. Its `sessions` could be a view over `read_text('/etc/shadow')`: it is never read."""
+
+
+# The answers (report, --query, Fleet, metrics, Parquet) read the database on a connection of their own:
+# read-only, with no access to files, the network or extensions, and the configuration locked so that no
+# statement can turn that back on. The database may be one a stranger sent.
+ANSWERING = {"enable_external_access": False, "autoinstall_known_extensions": False,
+             "autoload_known_extensions": False, "lock_configuration": True}
 
 
 def _interrupted(exc: BaseException) -> bool:
@@ -47,17 +67,59 @@ def ctrl_c_as_interrupt():
         raise
 
 
+def _named(name: str) -> str:
+    return repr(name[:40])
+
+
+@functools.cache
+def _reference_tables() -> dict[str, str]:
+    """Each table's statement as this DuckDB states it for doctor's schema (a fresh database in memory)."""
+    with duckdb.connect(config={"enable_external_access": False}) as reference:
+        for ddl in (*TABLES.values(), *replay_inputs.TABLES.values()):
+            reference.execute(ddl)
+        return dict(reference.execute("SELECT table_name, sql FROM duckdb_tables()").fetchall())
+
+
 def _now() -> datetime:
     return datetime.now(timezone.utc).replace(tzinfo=None)
 
 
+@dataclass(frozen=True)
+class KnownFile:
+    """What the `files` table holds of a file an earlier scan saw."""
+
+    fingerprint: Fingerprint | None
+    status: str
+    archive_key: str | None
+    shown: str
+    folder_keys: str | None
+
+
+@dataclass(frozen=True)
+class FileWrite:
+    """One finished file for `write_group`: its outcome and the `files` row's facts."""
+
+    outcome: FileOutcome
+    fingerprint: Fingerprint | None = None
+    archive_key: str | None = None
+    folder_keys: str | None = None
+    fresh: bool = False  # the database holds no row of this file: nothing to delete first
+
+
+_FILE_COLUMNS = tuple(FILE_TYPES)
+_RESULT_TABLE = {"session_key": "VARCHAR NOT NULL", **RESULT_TYPES}
+_CUT = {"session_key": "VARCHAR", "first_new": "BIGINT"}
+
+
 class Store:
+    """The database: writable for a scan (doctor's own statements only), or read-only for the answers."""
+
     def __init__(self, path: Path, *, read_only: bool = False):
         self.path = Path(path)
         try:
             if not read_only:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
-            self.db = duckdb.connect(str(self.path), read_only=read_only)
+            self.db = duckdb.connect(str(self.path), read_only=read_only, config=ANSWERING if read_only else {})
         except duckdb.IOException as exc:
             text = str(exc)
             if "lock" in text.lower():
@@ -66,13 +128,20 @@ class Store:
             raise StoreError(f"{self.path}: cannot open the database ({text.splitlines()[0]})") from None
         except duckdb.Error as exc:
             raise StoreError(f"{self.path}: not a triage database ({str(exc).splitlines()[0]})") from None
-        self._check_schema(read_only)
+        try:
+            self._check_schema(read_only)
+        except BaseException:
+            self.db.close()  # a refused database is not left open (the answers then open their own)
+            raise
+        if not read_only:
+            replay_inputs.ensure_tables(self.db)  # additive: a database from before them gains them
+        define_views(self.db)
 
     def close(self) -> None:
         self.db.close()
 
     def _check_schema(self, read_only: bool) -> None:
-        tables = {row[0] for row in self.db.execute("SELECT table_name FROM information_schema.tables").fetchall()}
+        tables = self._doctors_tables()
         if not tables:
             if read_only:
                 raise StoreError(f"{self.path}: the database is empty; run `doctor scan PATH…` first")
@@ -86,21 +155,42 @@ class Store:
             raise StoreError(f"{self.path}: not a doctor triage database")
         found = self.db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
         if found is None or found[0] != str(SCHEMA_VERSION):
-            version = found[0] if found else "unknown"
+            version = inert_line(found[0]) if found else "unknown"
             raise StoreError(f"{self.path}: triage database schema {version}; this doctor uses schema "
                              f"{SCHEMA_VERSION} (scan into a new --db)")
 
+    def _doctors_tables(self) -> set[str]:
+        """The names of the database's tables, once it is known to hold nothing but doctor's tables as
+        doctor makes them: no view, no macro, and each of doctor's tables created by exactly the statement
+        doctor would use (no generated column, default or check that runs an expression). Nothing of the
+        database's contents is read before that (its `meta` could be a view too)."""
+        db = self.db
+        views = [row[0] for row in db.execute("SELECT view_name FROM duckdb_views() WHERE NOT internal "
+                                               "AND database_name = current_database()").fetchall()]
+        macros = [row[0] for row in db.execute("SELECT function_name FROM duckdb_functions() WHERE NOT internal "
+                                               "AND function_type IN ('macro', 'table_macro')").fetchall()]
+        if views or macros:
+            kind, name = ("view", views[0]) if views else ("macro", macros[0])
+            raise Refused(f"{self.path}: refused: it holds a {kind} ({_named(name)}); a triage database "
+                          "doctor made holds tables only")
+        found = dict(db.execute("SELECT table_name, sql FROM duckdb_tables() "
+                                "WHERE database_name = current_database() AND schema_name = 'main'").fetchall())
+        for name, sql in _reference_tables().items():
+            if name in found and found[name] != sql:
+                raise Refused(f"{self.path}: refused: its table {name} is not as doctor makes it")
+        return set(found)
+
     # -- what earlier scans saw
 
-    def known_files(self) -> dict[str, tuple[Fingerprint | None, str, str | None]]:
-        """file_key -> (fingerprint, status, archive_key) of every file scanned before."""
+    def known_files(self) -> dict[str, KnownFile]:
+        """file_key -> what the `files` table holds, for every file scanned before."""
         rows = self.db.execute(
-            "SELECT file_key, size, mtime_ns, head_len, head_digest, tail_len, tail_digest, status, archive_key "
-            "FROM files").fetchall()
+            "SELECT file_key, size, mtime_ns, ctime_ns, inode, head_len, head_digest, tail_len, tail_digest, status, "
+            "archive_key, path, folder_keys FROM files").fetchall()
         known = {}
-        for key, size, mtime, head_len, head, tail_len, tail, status, archive in rows:
-            fp = Fingerprint(size, mtime, head_len, head, tail_len, tail) if size is not None else None
-            known[key] = (fp, status, archive)
+        for key, size, mtime, ctime, inode, head_len, head, tail_len, tail, status, archive, shown, folders in rows:
+            fp = Fingerprint(size, mtime, ctime, inode, head_len, head, tail_len, tail) if size is not None else None
+            known[key] = KnownFile(fp, status, archive, shown, folders)
         return known
 
     def stored_results(self, key: str) -> tuple[int, str | None]:
@@ -113,9 +203,9 @@ class Store:
     # -- writing
 
     def begin_scan(self, engine: str) -> int:
-        """The new scan's id. Until `finish_scan`, DuckDB runs on one thread: a file's transaction is a
-        handful of small statements, and its worker threads only competed with the scan's own workers
-        for the cores (a seventh of the writer's CPU time went to them)."""
+        """The new scan's id. Until `finish_scan`, DuckDB runs on one thread: a group's transaction is a
+        handful of statements, and its worker threads only competed with the scan's own workers for
+        the cores."""
         self.db.execute("SET threads = 1")
         scan_id = self.db.execute("SELECT coalesce(max(scan_id), 0) + 1 FROM scans").fetchone()[0]
         self.db.execute("INSERT INTO scans (scan_id, started_at, engine, interrupted) VALUES (?, ?, ?, true)",
@@ -131,36 +221,46 @@ class Store:
              scan_id])
         self.db.execute("RESET threads")  # the answers' queries that follow use every core
 
-    def write(self, outcome: FileOutcome, fp: Fingerprint | None, scan_id: int, archive_key: str | None = None,
-              *, fresh: bool = False) -> int:
-        """One file's rows, in one transaction; returns how many result rows it wrote.
-
-        `fresh`: the database holds no row of this file (the caller knows: first seen in this scan), so
-        nothing is deleted or replaced; a DELETE on the results table reads all of it, and an INSERT OR
-        REPLACE probes the key, which made every new file of a large scan cost more than its reading."""
+    def write_group(self, files: list[FileWrite], scan_id: int) -> int:
+        """Several finished files in one transaction (each file's rows all there or none); returns the
+        result rows written. One statement per table for the whole group: the stale rows of files seen
+        before go first (all of a replaced session's results, or a grown one's from its first new row),
+        then the new sessions, results and files rows, each as one Arrow table; each session's replay inputs
+        (replay_inputs) are its own few statements."""
+        sessions = [write.outcome for write in files if write.outcome.status == OK]
+        stale = [write.outcome for write in files if not write.fresh]
         db = self.db
         db.execute("BEGIN")
         try:
-            key = outcome.key
-            verb = "INSERT" if fresh else "INSERT OR REPLACE"
-            if outcome.status == OK:
-                if not fresh:
-                    db.execute("DELETE FROM results WHERE session_key = ? AND ordinal >= ?", [key, outcome.first_new])
-                session = outcome.session
-                db.execute(f"{verb} INTO sessions ({', '.join(SESSION_COLUMNS)}) "
-                           f"VALUES ({', '.join('?' for _ in SESSION_COLUMNS)})",
-                           [storable(session[column]) for column in SESSION_COLUMNS])
-                self._insert_results(key, outcome.results)
-            elif not fresh:
-                self._forget(key)
-            self._file_row(key, outcome.shown, fp, outcome.status, outcome.reason, scan_id, archive_key, verb)
+            if stale:
+                cut = arrow_table(_CUT, [(o.key, o.first_new if o.status == OK else 0) for o in stale])  # noqa: F841
+                db.execute("DELETE FROM results USING cut WHERE results.session_key = cut.session_key "
+                           "AND results.ordinal >= cut.first_new")
+                db.execute("DELETE FROM sessions WHERE session_key IN (SELECT session_key FROM cut)")
+                db.execute("DELETE FROM files WHERE file_key IN (SELECT session_key FROM cut)")
+                for outcome in stale:
+                    replay_inputs.forget(db, outcome.key)  # a session's replay rows are rewritten whole
+            if sessions:
+                new_sessions = arrow_table(SESSION_TYPES, [  # noqa: F841 (DuckDB reads the local variables by name)
+                    tuple(storable(o.session[column]) for column in SESSION_COLUMNS) for o in sessions])
+                db.execute("INSERT INTO sessions BY NAME SELECT * FROM new_sessions")
+                rows = [(o.key, *row) for o in sessions for row in o.results]
+                if rows:
+                    new_results = arrow_table(_RESULT_TABLE, rows)  # noqa: F841
+                    db.execute("INSERT INTO results BY NAME SELECT * FROM new_results")
+                for outcome in sessions:
+                    replay_inputs.write(db, outcome.key, outcome.replay, fresh=True)
+            new_files = arrow_table(FILE_TYPES, [  # noqa: F841
+                self._file_row(w.outcome.key, w.outcome.shown, w.fingerprint, w.outcome.status, w.outcome.reason,
+                               scan_id, w.archive_key, w.folder_keys) for w in files])
+            db.execute("INSERT INTO files BY NAME SELECT * FROM new_files")
             db.execute("COMMIT")
         except BaseException as exc:
             self._rollback(exc)
-        return len(outcome.results) if outcome.status == OK else 0
+        return sum(len(o.results) for o in sessions)
 
     def write_archive(self, key: str, shown: str, fp: Fingerprint | None, status: str, reason: str | None,
-                      scan_id: int) -> None:
+                      scan_id: int, folder_keys: str | None = None) -> None:
         """An archive's own row; its old members are dropped (they are scanned again, one by one)."""
         db = self.db
         db.execute("BEGIN")
@@ -169,41 +269,78 @@ class Store:
             for member in members:
                 self._forget(member)
                 db.execute("DELETE FROM files WHERE file_key = ?", [member])
-            self._file_row(key, shown, fp, status, reason, scan_id, None)
+            db.execute("DELETE FROM files WHERE file_key = ?", [key])
+            db.execute(f"INSERT INTO files ({', '.join(_FILE_COLUMNS)}) VALUES ({', '.join('?' for _ in _FILE_COLUMNS)})",
+                       list(self._file_row(key, shown, fp, status, reason, scan_id, None, folder_keys)))
+            db.execute("COMMIT")
+        except BaseException as exc:
+            self._rollback(exc)
+
+    def mark_gone(self, keys: list[str], scan_id: int) -> int:
+        """Files earlier scans saw in a folder this scan walked, no longer there (and an archive's
+        members with it): marked gone, so they leave the answers; `prune` deletes them."""
+        if not keys:
+            return 0
+        gone = arrow_table({"file_key": "VARCHAR"}, [(key,) for key in keys])  # noqa: F841
+        db = self.db
+        db.execute("BEGIN")
+        try:
+            db.execute("UPDATE files SET status = ?, reason = 'not there any more', scan_id = ? "
+                       "WHERE status <> ? AND (file_key IN (SELECT file_key FROM gone) "
+                       "OR archive_key IN (SELECT file_key FROM gone))", [GONE, scan_id, GONE])
+            db.execute("COMMIT")
+        except BaseException as exc:
+            self._rollback(exc)
+        return len(keys)
+
+    def prune(self) -> int:
+        """Delete every file marked gone, with its session and result rows; returns how many files."""
+        db = self.db
+        db.execute("BEGIN")
+        try:
+            count = db.execute("SELECT count(*) FROM files WHERE status = ?", [GONE]).fetchone()[0]
+            gone = "(SELECT file_key FROM files WHERE status = 'gone')"
+            db.execute(f"DELETE FROM results WHERE session_key IN {gone}")
+            db.execute(f"DELETE FROM sessions WHERE session_key IN {gone}")
+            db.execute("DELETE FROM files WHERE status = ?", [GONE])
+            db.execute("COMMIT")
+        except BaseException as exc:
+            self._rollback(exc)
+        return count
+
+    def restyle(self, paths: list[tuple[str, str]]) -> None:
+        """Store unchanged files' paths as this scan's --paths shows them (file key, path)."""
+        if not paths:
+            return
+        restyled = arrow_table({"file_key": "VARCHAR", "path": "VARCHAR"}, paths)  # noqa: F841
+        db = self.db
+        db.execute("BEGIN")
+        try:
+            db.execute("UPDATE files SET path = restyled.path FROM restyled WHERE files.file_key = restyled.file_key")
+            db.execute("UPDATE sessions SET path = restyled.path FROM restyled "
+                       "WHERE sessions.session_key = restyled.file_key")
             db.execute("COMMIT")
         except BaseException as exc:
             self._rollback(exc)
 
     def _rollback(self, exc: BaseException):
-        """Undo the file's transaction and re-raise (a Ctrl-C inside DuckDB as KeyboardInterrupt)."""
+        """Undo the transaction and re-raise (a Ctrl-C inside DuckDB as KeyboardInterrupt)."""
         try:
             self.db.execute("ROLLBACK")
         except duckdb.Error:
             pass  # the failed statement already ended the transaction
-        if _interrupted(exc):
-            raise KeyboardInterrupt from None
+        if _interrupted(exc) or (isinstance(exc, duckdb.CatalogException) and "new_" in str(exc)):
+            raise KeyboardInterrupt from None  # a Ctrl-C while DuckDB looked up the Arrow table's variable
         raise exc
 
     def _forget(self, key: str) -> None:
+        replay_inputs.forget(self.db, key)
         self.db.execute("DELETE FROM results WHERE session_key = ?", [key])
         self.db.execute("DELETE FROM sessions WHERE session_key = ?", [key])
 
-    def _file_row(self, key, shown, fp, status, reason, scan_id, archive_key, verb="INSERT OR REPLACE") -> None:
-        values = [fp.size, fp.mtime_ns, fp.head_len, fp.head_digest, fp.tail_len, fp.tail_digest] if fp else [None] * 6
-        self.db.execute(f"{verb} INTO files VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                        [key, storable(shown), archive_key, *values, status, storable(reason), scan_id])
-
-    def _insert_results(self, key: str, rows: list[tuple]) -> None:
-        """A session's result rows as one Arrow table, which DuckDB reads column by column: half the
-        time of binding each column as a list parameter (every value a DuckDB Value) and unnesting it.
-        DuckDB finds the table among this frame's local variables. That lookup fails only when a Ctrl-C
-        interrupts it, and DuckDB then reports the table missing: that is the interrupt."""
-        if not rows:
-            return
-        new_results = arrow_results(key, rows)  # noqa: F841 (DuckDB reads the local variable by its name)
-        try:
-            self.db.execute("INSERT INTO results SELECT * FROM new_results")
-        except duckdb.Error as exc:
-            if _interrupted(exc) or (isinstance(exc, duckdb.CatalogException) and "new_results" in str(exc)):
-                raise KeyboardInterrupt from None
-            raise
+    @staticmethod
+    def _file_row(key, shown, fp, status, reason, scan_id, archive_key, folder_keys) -> tuple:
+        """A `files` row in FILE_TYPES order."""
+        facts = ([fp.size, fp.mtime_ns, fp.ctime_ns, fp.inode, fp.head_len, fp.head_digest, fp.tail_len,
+                  fp.tail_digest] if fp else [None] * 8)
+        return (key, storable(shown), archive_key, folder_keys, *facts, status, storable(reason), scan_id)

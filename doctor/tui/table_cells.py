@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from rich.cells import cell_len
 from rich.text import Text
 
+from doctor.report.figures import ratio_text
 from doctor.tui import format as fmt
 
 OVERSIZED = "bold red"
@@ -108,7 +109,7 @@ def result_cells(result, links, term, terms) -> tuple:
         fmt.number_cell(terms.size(result), style),
         fmt.number_cell(terms.tokens(result), style),
         fmt.SortableText(fmt.num(result.budget.chars), result.budget.chars, style),
-        fmt.SortableText("–" if ratio is None else f"{ratio:.2f}", -1 if ratio is None else ratio, style),
+        fmt.SortableText("–" if ratio is None else ratio_text(ratio), -1 if ratio is None else ratio, style),
         fmt.text_cell(layer, style),
         fmt.text_cell(links.status(result), "dim"),
     )

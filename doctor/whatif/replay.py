@@ -21,6 +21,7 @@ from types import ModuleType
 from doctor.assemble import ReportOptions, report_for_session, scan_facts
 from doctor.core.parts import content_role, field
 from doctor.core.result_table import function_response_of
+from doctor.core.ui_history import MeasuredUi
 from doctor.sources.base import LoadedSession
 from doctor.whatif.model import Outcome, ReplayInput, SessionSettings
 from doctor.whatif.result import WhatIf
@@ -74,7 +75,7 @@ def result_sites(history: Sequence) -> list[ResultSite]:
         parts = content.get("parts") if type(content) is dict else field(content, "parts")
         if not isinstance(parts, list):
             continue
-        if content_role(content) == "model":
+        if (content.get("role") if type(content) is dict else content_role(content)) == "model":
             model_turns += 1
             turn_calls = _calls(parts)
             if turn_calls:
@@ -82,17 +83,19 @@ def result_sites(history: Sequence) -> list[ResultSite]:
                 calls = turn_calls
             continue
         for part_index, part in enumerate(parts):
+            if type(part) is dict and "functionResponse" not in part and "function_response" not in part:
+                continue  # a text part, most of them: no lookups
             fr = function_response_of(part) if part is not None else None
             if fr is None:
                 continue
-            name, call_id, response = field(fr, "name"), field(fr, "id"), field(fr, "response")
-            output = field(response, "output") if response is not None else None
-            error = field(response, "error") if response is not None and output is None else None
+            name, call_id, response = _get(fr, "name"), _get(fr, "id"), _get(fr, "response")
+            output = _get(response, "output") if response is not None else None
+            error = _get(response, "error") if response is not None and output is None else None
             slot, text = ("output", output) if output is not None else ("error", error)
             sites.append((content_index, part_index, call_id if isinstance(call_id, str) else None,
                           name if isinstance(name, str) else "", slot, text if isinstance(text, str) else "",
                           max(batch, 0), calls.get(call_id, {}) if isinstance(call_id, str) else {},
-                          bool(field(fr, "parts"))))
+                          bool(_get(fr, "parts"))))
             model_turns_at.append(model_turns)
     return [ResultSite(ordinal, *site, later_turns=model_turns - before)
             for ordinal, (site, before) in enumerate(zip(sites, model_turns_at))]
@@ -105,10 +108,16 @@ def _calls(parts: list) -> dict[str, Mapping]:
         call = (part.get("functionCall") or part.get("function_call")) if type(part) is dict else (
             field(part, "functionCall") if part is not None else None)
         if call is not None:
-            call_id, args = field(call, "id"), field(call, "args")
-            if isinstance(call_id, str):
-                found[call_id] = args if isinstance(args, Mapping) else {}
+            call_id, args = _get(call, "id"), _get(call, "args")
+            if type(call_id) is str or isinstance(call_id, str):
+                found[call_id] = args if type(args) is dict or isinstance(args, Mapping) else {}
     return found
+
+
+def _get(obj: object, name: str) -> object:
+    """`field(obj, name)` for a name without a snake_case twin; a plain dict (nearly every one) without the
+    generic lookup, which a session's thousands of results otherwise pay several times each."""
+    return obj.get(name) if type(obj) is dict else field(obj, name)
 
 
 def replayed_history(history: Sequence, sites: Sequence[ResultSite], outcomes: Sequence[Outcome]) -> list:
@@ -155,6 +164,7 @@ class Prepared:
     before: object  # MemoryReport
     facts: dict
     ui_history: list | None  # the session's UI items, read once (measured: long strings as lengths)
+    measured_ui: MeasuredUi | None = None  # their displays measured once, for every report that shows them as they are
 
     def replay(self, overrides: Mapping[str, float | None]) -> WhatIf:
         settings = self.base.with_overrides(overrides)
@@ -163,7 +173,7 @@ class Prepared:
         after_history = replayed_history(self.history, self.sites, outcomes)
         after_ui = getattr(self.module, "after_ui_history", None)
         ui_history = after_ui(self.ui_history, self.inputs, outcomes) if after_ui is not None else None
-        ui_history = self.ui_history if ui_history is None else ui_history
+        ui_history = self.measured_ui if ui_history is None else ui_history
         after = replace(report_for_session(self.session, after_options, history=after_history, ui_history=ui_history),
                         scan_facts=self.facts)
         return WhatIf(self.module.CLIENT, self.module.VERSION, self.base, settings, dict(overrides),
@@ -180,5 +190,6 @@ def prepare(session: LoadedSession, options: ReportOptions, *, spill_roots: Sequ
     facts = scan_facts(session)
     ui = session.ui_history_to_measure()
     ui = [item for item in ui] if ui is not None else None  # iterated once (`list()` would ask its len: a second walk)
-    before = replace(report_for_session(session, options, history=history, ui_history=ui), scan_facts=facts)
-    return Prepared(session, options, module, base, history, sites, inputs, before, facts, ui)
+    measured_ui = MeasuredUi(ui) if ui is not None else None
+    before = replace(report_for_session(session, options, history=history, ui_history=measured_ui), scan_facts=facts)
+    return Prepared(session, options, module, base, history, sites, inputs, before, facts, ui, measured_ui)

@@ -19,6 +19,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import TYPE_CHECKING
 
 from doctor.core.estimator import tokens_for_chars
@@ -53,16 +54,26 @@ class WhatIf:
 
     def changes(self) -> list[dict]:
         rows = []
-        for site, raw, outcome in zip(self.sites, self.inputs, self.outcomes):
-            before = js_len(site.recorded)
+        for site, outcome, before, after in zip(self.sites, self.outcomes, self._before_sizes, self._after_sizes):
             row = {"ordinal": site.ordinal, "callId": site.call_id, "tool": site.tool, "beforeChars": before,
-                   "afterChars": before if outcome.text is None else js_len(outcome.text),
-                   "afterLayer": outcome.layer, "known": outcome.known}
-            if not outcome.known:
+                   "afterChars": after, "afterLayer": outcome.layer, "known": outcome.text is not None}
+            if outcome.text is None:
                 row["why"] = outcome.why
                 row["afterCharsRange"] = [outcome.low, _number(outcome.high)]
             rows.append(row)
         return rows
+
+    @cached_property
+    def _before_sizes(self) -> list[int]:
+        """Each result's recorded size (JS length): `changes`, `saved` and `off_by` all read it, and measuring
+        a long text walks all of it."""
+        return [js_len(site.recorded) for site in self.sites]
+
+    @cached_property
+    def _after_sizes(self) -> list[int]:
+        """Each result's size after the replay (the recorded size when unknown)."""
+        return [before if outcome.text is None else (before if outcome.text is site.recorded else js_len(outcome.text))
+                for site, outcome, before in zip(self.sites, self.outcomes, self._before_sizes)]
 
     @property
     def unknown_count(self) -> int:
@@ -71,9 +82,8 @@ class WhatIf:
     def off_by(self) -> float:
         """How far the after totals could be from the truth: the unknown results' widest miss."""
         total = 0.0
-        for site, outcome in zip(self.sites, self.outcomes):
-            if not outcome.known:
-                recorded = js_len(site.recorded)
+        for outcome, recorded in zip(self.outcomes, self._before_sizes):
+            if outcome.text is None:
                 total += max(outcome.high - recorded, recorded - outcome.low)
         return total
 
@@ -81,9 +91,9 @@ class WhatIf:
         before_total = self.before.qwen_stats.total_chars if self.before.qwen_stats else 0
         after_total = self.after.qwen_stats.total_chars if self.after.qwen_stats else 0
         over_turns = 0
-        for site, outcome in zip(self.sites, self.outcomes):
+        for site, outcome, before, after in zip(self.sites, self.outcomes, self._before_sizes, self._after_sizes):
             if outcome.text is not None:
-                over_turns += (js_len(site.recorded) - js_len(outcome.text)) * site.later_turns
+                over_turns += (before - after) * site.later_turns
         off = self.off_by()
         return {
             "chars": _number(before_total - after_total),

@@ -11,6 +11,8 @@ Checked against payloads captured from the real clients (a `tee` in front of `do
 - Codex 0.171.0 `PostToolUse`: `tool_name` is `Bash` for `exec_command`, `tool_response` the output
   already cut to the truncation policy, without the `Chunk ID …\\nOutput:\\n` header the rollout has;
   the payload names the `model`.
+- Qwen Code 0.24.4 `PostToolUse` (read from its source, `firePostToolUseHook` in the bundled scheduler):
+  `tool_response` is `{llmContent, returnDisplay}` of the tool's result, before Qwen's own truncation.
 Each payload comes with the call id `doctor memory --json` knows the result by, and whether the
 agent later masked it (Gemini's output masking rewrites results after they landed: the hook judged
 the result that landed, `doctor memory` judges what is left).
@@ -39,6 +41,9 @@ def session_file(folder: Path) -> Path:
 
 def payloads(agent: str, folder: Path) -> Iterator[Landed]:
     meta = json.loads((folder / "meta.json").read_text())
+    if agent == "qwen":  # tests/recordings/qwen/* keep the session beside meta.json
+        yield from _qwen(folder / "session.jsonl", meta)
+        return
     records = [json.loads(line) for line in session_file(folder).read_text(encoding="utf-8").splitlines() if line.strip()]
     base = {"session_id": meta["sessionId"], "transcript_path": str(session_file(folder)), "cwd": meta["cwd"]}
     yield from {"claude": _claude, "gemini": _gemini, "codex": _codex}[agent](records, base, folder, meta)
@@ -63,6 +68,22 @@ def _claude(records, base, folder, meta):
             yield Landed(block["tool_use_id"], {**base, "hook_event_name": "PostToolUse", "tool_name": call["name"],
                                                  "tool_input": call["input"], "tool_response": r["toolUseResult"],
                                                  "tool_use_id": block["tool_use_id"]})
+
+
+def _qwen(session: Path, meta: dict):
+    base = {"session_id": meta["sessionId"], "transcript_path": str(session), "cwd": meta["cwd"],
+            "hook_event_name": "PostToolUse", "permission_mode": "yolo"}
+    for line in session.read_text(encoding="utf-8").splitlines():
+        record = json.loads(line) if line.strip() else {}
+        if record.get("type") != "tool_result" or (record.get("toolCallResult") or {}).get("status") != "success":
+            continue
+        for part in record["message"]["parts"]:
+            response = part.get("functionResponse") if isinstance(part, dict) else None
+            if response is not None:
+                yield Landed(response["id"], {**base, "tool_name": response["name"], "tool_input": {},
+                                              "tool_response": {"llmContent": response["response"].get("output", ""),
+                                                                "returnDisplay": record["toolCallResult"].get("resultDisplay")},
+                                              "tool_use_id": response["id"]})
 
 
 SEE = re.compile(r"(?:For full output see|available at): (\S+)")

@@ -89,12 +89,15 @@ def _hook(capsys, monkeypatch, payload, *flags):
     return run_cli(capsys, "hook", "gemini", *flags)
 
 
-def test_after_tool_answer_names_the_spill_and_tells_the_model_only_when_asked(capsys, monkeypatch):
+def test_after_tool_answer_names_the_spill_and_tells_the_model_only_when_asked(capsys, monkeypatch, tmp_path):
+    spill = tmp_path / ".gemini" / "tmp" / "project" / "tool-outputs" / "session-1" / "grep.txt"  # Gemini's layout
+    spill.parent.mkdir(parents=True)
+    spill.write_text("m")
     payload = {"hook_event_name": "AfterTool", "tool_name": "grep_search",
-               "tool_response": {"llmContent": "m" * 45_000 + "\nFull output saved to: /tmp/spill/grep.txt"}}
+               "tool_response": {"llmContent": "m" * 45_000 + f"\nFull output saved to: {spill}"}}
     code, out, _ = _hook(capsys, monkeypatch, payload)
     assert code == 0 and set(json.loads(out)) == {"systemMessage"}
-    assert "/tmp/spill/grep.txt" in json.loads(out)["systemMessage"]
+    assert f"full output in {spill.resolve()}" in json.loads(out)["systemMessage"]
     code, out, _ = _hook(capsys, monkeypatch, payload, "--tell-model")
     context = json.loads(out)["hookSpecificOutput"]
     assert context["hookEventName"] == "AfterTool" and "page in only the part you need" in context["additionalContext"]

@@ -68,7 +68,7 @@ def test_qwen_settings_keep_unrelated_keys_through_install_and_uninstall(home, c
 
     assert cli.main(["install", "qwen"]) == 0
     installed = json.loads(settings.read_text())
-    assert installed["permissions"]["allow"] == ["run_shell_command(git)", "run_shell_command(doctor slash)"]
+    assert installed["permissions"]["allow"] == ["run_shell_command(git)", "run_shell_command(doctor slash qwen --args=*)"]
     assert {key: value for key, value in installed.items() if key not in ("permissions", "hooks", "ui")} == {
         key: value for key, value in original.items() if key != "permissions"}
     assert list(installed) == [*original, "hooks", "ui"]  # order kept, doctor's tables last

@@ -72,7 +72,7 @@ def test_summary_is_paste_safe(tmp_path, capsys):
 
 @pytest.mark.parametrize("typed", ["--bogus", "--top zero", "--top 99", "--paths sideways", "'unclosed"])
 def test_bad_arguments_get_one_line_and_exit_2(typed, capsys):
-    code, out, _ = run_cli(capsys, "slash", "qwen", "--transcript", ALARM / "session.jsonl", f"--args={typed}")
+    code, out, _ = run_cli(capsys, "slash", "qwen", f"--args={typed}")  # checked before any session is looked for
     assert code == 2 and out.count("\n") == 1 and "Usage: /doctor:memory" in out
 
 
@@ -91,6 +91,9 @@ def test_prompt_hook_answers_doctor_memory_with_additional_context(typed, capsys
     answer = json.loads(out)["hookSpecificOutput"]
     assert code == 0 and answer["hookEventName"] == "UserPromptSubmit"
     assert "doctor memory — codex session" in answer["additionalContext"] and "  2. " not in answer["additionalContext"]
+    # what the other agents' command files say after the summary, so Codex's model shows it too
+    assert answer["additionalContext"].endswith(
+        "\nShow the doctor summary above to the user as it is, then stop; do not run any tool.")
 
 
 @pytest.mark.parametrize("payload", [
@@ -115,3 +118,36 @@ def test_doctor_memory_opens_a_session_by_its_id(tmp_path, capsys, monkeypatch):
     assert code == 0 and json.loads(out)["source"]["sessionId"] == session
     code, _, err = run_cli(capsys, "memory", "--session", "no-such-id", "--json")
     assert code == 2 and "no session with this id" in err
+
+
+def _as_qwens_session(tmp_path, monkeypatch, session) -> None:
+    """`session` as the one Qwen names in the environment of a command it runs (QWEN_CODE_*)."""
+    data = tmp_path / "home" / ".qwen" / "projects" / "-w"
+    (data / "chats").mkdir(parents=True)
+    shutil.copy(session, data / "chats" / "s-1.jsonl")
+    monkeypatch.setenv("QWEN_CODE_SESSION_ID", "s-1")
+    monkeypatch.setenv("QWEN_CODE_PROJECT_DIR", str(data))
+
+
+def test_a_tiny_result_is_under_a_hundredth_of_its_budget_not_none(tmp_path, capsys, monkeypatch):
+    """A 57-char result against a 20,000-char budget is 0.003×: "0.00×" would read as nothing at all."""
+    session = RECORDINGS / "qwen" / "multi-turn" / "session.jsonl"
+    code, out, _ = run_cli(capsys, "memory", session, "--json", "--top", "50")
+    rows = json.loads(out)["retention"]["largest"]
+    tiny = [row for row in rows if row["budget"]["chars"] and 0 < row["rawChars"] * 200 < row["budget"]["chars"]]  # < 0.005×
+    assert tiny and len(rows) <= 50
+    _as_qwens_session(tmp_path, monkeypatch, session)
+    code, out, _ = run_cli(capsys, "slash", "qwen", "--args=--top 50")
+    assert code == 0 and "0.00×" not in out
+    assert out.count("<0.01× budget") == len(tiny), out
+    code, text, _ = run_cli(capsys, "memory", session, "--top", "50")  # the full text report's table
+    assert "0.00×" not in text and text.count("<0.01×") == len(tiny)
+
+
+def test_the_command_files_form_reads_no_file_it_names(tmp_path, capsys):
+    """The agents' rules let `doctor slash AGENT --args=…` run unasked: a `--transcript` after the typed word
+    (what a steered model would add) is refused before any file is opened."""
+    secret = tmp_path / "secret.jsonl"
+    secret.write_text(ALARM.joinpath("session.jsonl").read_text())
+    code, out, err = run_cli(capsys, "slash", "qwen", "--args=", "--transcript", secret)
+    assert (code, out) == (2, "") and "--transcript is not taken with --args" in err

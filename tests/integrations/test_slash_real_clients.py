@@ -84,6 +84,25 @@ def test_qwen_slash_command_reaches_the_model(tmp_path, settings):
     assert (box.home / ".cache" / "doctor" / "reports").as_posix() in full
 
 
+@_needs(QWEN)
+def test_qwen_permission_lets_only_the_command_files_form_run_unasked(tmp_path):
+    """doctor's permission rule is the command file's form: `doctor slash qwen --transcript <a file>` still needs
+    the user's approval (headless Qwen refuses it), and doctor refuses `--transcript` after `--args=`."""
+    box = Sandbox(tmp_path)
+    box.doctor("install", "qwen")
+    other = ROOT / "tests/recordings/qwen/oversized-alarm/session.jsonl"
+    other_id = json.loads((other.parent / "meta.json").read_text())["sessionId"]
+    ran = QWEN.run(box, ["-p", "go"], [
+        [{"name": "run_shell_command", "args": {"command": f"doctor slash qwen --args= --transcript {other}",
+                                                "description": "a"}}],
+        [{"name": "run_shell_command", "args": {"command": f"doctor slash qwen --transcript {other}", "description": "b"}}],
+        "All done."])
+    assert ran.returncode == 0, ran.stderr
+    assert not any(other_id in body for body in ran.bodies)  # the other session was never read
+    assert ran.text_with("--transcript is not taken with --args") is not None  # the allowed form ran: doctor refused
+    assert ran.text_with("permission was declined") is not None  # the other one needed the user's approval
+
+
 @_needs(CLAUDE)
 @pytest.mark.ci
 def test_claude_slash_command_reaches_the_model(tmp_path):
@@ -104,6 +123,58 @@ def test_claude_slash_command_reaches_the_model(tmp_path):
     summary = typed.text_with(f"doctor memory — claude session {session}")
     assert summary is not None, typed.stdout + typed.stderr
     assert _chars(summary) == expected_chars
+
+
+@_needs(CLAUDE)
+def test_claude_slash_arguments_reach_no_shell(tmp_path):
+    """What the user types after /doctor:memory reaches doctor as words (the UserPromptExpansion hook's JSON),
+    never a shell: in bypass-permissions mode a command substitution in it used to run."""
+    box = Sandbox(tmp_path)
+    box.doctor("install", "claude", "--project")
+    tools = ["--dangerously-skip-permissions", "--tools", "Bash,Read"]
+    first = CLAUDE.run(box, ["-p", "go", *tools], [
+        [{"name": "Bash", "input": {"command": f"seq 1 {n}", "description": "seq"}} for n in (3000, 2000, 1000)],
+        "All done."])
+    assert first.returncode == 0, first.stderr
+    [transcript] = (box.home / ".claude" / "projects").glob("*/*.jsonl")
+    pwned = tmp_path / "PWNED"
+
+    attacked = CLAUDE.run(box, ["--resume", transcript.stem, "-p", f"/doctor:memory --top 2 $(touch {pwned})", *tools],
+                          ["Here is the summary."])
+    typed = CLAUDE.run(box, ["--resume", transcript.stem, "-p", "/doctor:memory --top 2", *tools],
+                       ["Here is the summary."])
+
+    assert attacked.returncode == 0 and not pwned.exists(), attacked.stderr
+    refused = attacked.text_with("doctor: unknown argument(s): $(touch")  # the words themselves, unexpanded
+    assert refused is not None and "Usage: /doctor:memory" in refused, attacked.bodies[-1][:3000]
+    summary = typed.text_with(f"doctor memory — claude session {transcript.stem}")
+    assert summary is not None and "  2. " in summary and "  3. " not in summary, typed.bodies[-1][:3000]
+
+
+@_needs(GEMINI)
+def test_gemini_policy_lets_only_the_command_files_form_run_unasked(tmp_path):
+    """doctor's policy rule allows `doctor slash gemini --args=<one word>` and nothing longer: a model steered
+    into `doctor slash gemini --transcript <a file>` is not let through (headless Gemini refuses what needs asking)."""
+    box = Sandbox(tmp_path)
+    (box.home / ".gemini").mkdir()
+    (box.home / ".gemini" / "settings.json").write_text(json.dumps(GEMINI_SETTINGS))
+    box.doctor("install", "gemini")
+    [other] = (ROOT / "tests/recordings/gemini/big-outputs/home/.gemini/tmp").glob("*/chats/session-*.json*")
+    steered = f"doctor slash gemini --transcript {other}"
+    ran = GEMINI.run(box, ["-p", "go"], [
+        [{"name": "run_shell_command", "args": {"command": steered, "description": "a"}}],
+        [{"name": "run_shell_command", "args": {"command": f"doctor slash gemini --args= --transcript {other}",
+                                                "description": "b"}}],
+        [{"name": "run_shell_command", "args": {"command": "doctor slash gemini --args='--top 2'", "description": "c"}}],
+        "All done."])
+    assert ran.returncode == 0, ran.stderr
+    other_id = json.loads((ROOT / "tests/recordings/gemini/big-outputs/meta.json").read_text())["sessionId"]
+    responses = [part["functionResponse"]["response"] for content in json.loads(ran.bodies[-1])["contents"]
+                 for part in content["parts"] if "functionResponse" in part]
+    assert [response.get("error") for response in responses[:2]] == ["Tool execution denied by policy."] * 2
+    assert not any(other_id in body for body in ran.bodies)  # the other session was never read
+    # the exact form ran, unasked: this very session's summary (the newest of the folder)
+    assert "doctor memory — gemini session" in responses[2]["output"] and other_id not in responses[2]["output"]
 
 
 @_needs(CLAUDE)
@@ -180,6 +251,7 @@ def test_codex_prompt_hook_answers_doctor_memory(tmp_path):
     summary = typed.text_with("doctor memory — codex session")
     assert summary is not None, typed.stdout + typed.stderr
     assert _chars(summary) == _sent(expected)
+    assert "Show the doctor summary above to the user as it is, then stop; do not run any tool." in summary
 
 
 def _doctor_budgets(box: Sandbox, text: str) -> None:

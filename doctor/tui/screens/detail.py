@@ -13,6 +13,7 @@ from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Static
 
+from doctor.report.figures import ratio_text
 from doctor.report.model import present_path
 from doctor.tui import format as fmt
 from doctor.tui.format import inert
@@ -80,7 +81,7 @@ class ResultDetailScreen(Screen):
             *sizes,
             ("output string", f"{fmt.num(r.raw_chars)} chars" + ("  (error)" if r.is_error else "")),
             (word, Text(f"{fmt.num(r.budget.chars)}  ") + fmt.plain(f"{r.budget.source}: {r.budget.detail}", "dim")),
-            (f"ratio to {word}", "–" if ratio is None else f"{ratio:.2f}  ({rule})"),
+            (f"ratio to {word}", "–" if ratio is None else f"{ratio_text(ratio)}  ({rule})"),
             ("oversized", Text("yes", style="bold red") if r.oversized else "no"),
             ("bounded by", "nothing (kept whole)" if r.sentinel == "none" else self.report.layer_term(r.sentinel)),
         ]
