@@ -89,9 +89,11 @@ def compose(agent: str, session_id: str | None, transcript: Path | None, typed: 
     return summary(found.path, agent, options.top, options.paths)
 
 
-def summary(path: Path, agent: str | None = None, top: int = 3, paths: str = "short") -> tuple[str, int]:
+def summary(path: Path, agent: str | None = None, top: int = 3, paths: str = "short",
+            running: bool = False) -> tuple[str, int]:
     """The compact summary of one session file (also `doctor mcp`'s `memory_report`) and the exit code;
-    the full text report goes to a 0600 file it names. `agent` None: the first reader that knows the file."""
+    the full text report goes to a 0600 file it names. `agent` None: the first reader that knows the file.
+    `running`: asked from inside the session (an MCP tool), whose last calls are still running."""
     from dataclasses import replace
 
     from doctor.assemble import ReportOptions, report_with_spill_audit
@@ -103,6 +105,10 @@ def summary(path: Path, agent: str | None = None, top: int = 3, paths: str = "sh
 
     try:
         session = open_session(path, agent=agent)
+        if running:
+            from doctor.sources.qwen.history import still_running
+
+            session = still_running(session)
         report = report_with_spill_audit(session, ReportOptions(tool_budgets=load_budget_overrides(),
                                                                 path_style=paths))
     except (SourceError, ValueError) as exc:

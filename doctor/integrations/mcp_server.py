@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import anyio
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
 from doctor.commands.spill import MAX_LINE_CHARS, ShowRefused, show_rows
@@ -51,22 +51,27 @@ def build_server(spill_roots: tuple[Root, ...], session_roots: tuple[Root, ...])
         "output (zero-based line offset, line limit) instead of re-running its tool."))
     sessions, pages = anyio.CapacityLimiter(SESSION_CALLS), anyio.CapacityLimiter(PAGE_CALLS)
 
-    @server.tool(description=(
+    # memory_report and read_spilled answer text only: with the SDK's structured copy beside it (`{"result": …}`)
+    # Qwen Code hands the model both, and Claude Code only the JSON-escaped copy.
+    @server.tool(structured_output=False, description=(
         "The compact memory summary of a session (default: the newest session of this directory). `session`: "
         "the path of a session file of Qwen Code, Claude Code, Gemini CLI or Codex in that agent's own "
         f"session folder; no other file is read. At most {MAX_BYTES:,} bytes."))
-    async def memory_report(session: str | None = None, top: int = 3) -> str:
+    async def memory_report(ctx: Context, session: str | None = None, top: int = 3) -> str:
         if not 1 <= top <= 50:
             raise ToolError("top takes 1 to 50")
-        return await _in_thread(sessions, lambda: _memory_report(_session_file(session, session_roots), top))
+        asking = _asking(ctx)
+        return await _in_thread(sessions, lambda: _memory_report(_current(_session_file(session, session_roots), asking),
+                                                                 top))
 
     @server.tool(structured_output=True, description=(
         "The `top` largest tool results of a session: size, budget, retention layer and spill files (no text). "
         "`session` as for memory_report."))
-    async def largest_results(session: str | None = None, top: int = 10) -> dict[str, Any]:
-        return await _in_thread(sessions, lambda: largest(_session_file(session, session_roots), top))
+    async def largest_results(ctx: Context, session: str | None = None, top: int = 10) -> dict[str, Any]:
+        asking = _asking(ctx)
+        return await _in_thread(sessions, lambda: largest(_current(_session_file(session, session_roots), asking), top))
 
-    @server.tool(description=(
+    @server.tool(structured_output=False, description=(
         "Lines offset … offset+limit-1 of a spilled tool output (read_file semantics, zero-based), inert. "
         "Only the files the agents write as spilled output under their own folders are served (a path "
         "largest_results or a truncation notice names). At most "
@@ -86,6 +91,21 @@ async def _in_thread(limiter: anyio.CapacityLimiter, work: Callable[[], T]) -> T
     return await anyio.to_thread.run_sync(work, limiter=limiter, abandon_on_cancel=True)
 
 
+def _asking(ctx: Context) -> str | None:
+    """The id of the tool call asking, where the agent names it (Claude Code's `_meta`)."""
+    from doctor.integrations.catch_up import call_id
+
+    return call_id(ctx.request_context.meta)
+
+
+def _current(path: Path, asking: str | None) -> Path:
+    """`path` once it holds the asking call, so every result the model was given is in it (`catch_up`)."""
+    from doctor.integrations.catch_up import wait_for_call
+
+    wait_for_call(path, asking)
+    return path
+
+
 def _shown(text: str) -> str:
     """A path from the model, as an error message may repeat it: inert, one line, at most 200 chars."""
     line = inert_line(text)
@@ -96,7 +116,7 @@ def _memory_report(path: Path, top: int) -> str:
     from doctor import exitcodes
     from doctor.commands.slash import summary
 
-    text, code = summary(path, top=top)
+    text, code = summary(path, top=top, running=True)  # the session is being written: this call is in it
     if code == exitcodes.USAGE_OR_INPUT:
         raise ToolError(inert_line(text.strip()))
     return capped(inert(text))
@@ -183,12 +203,13 @@ def largest(path: Path, top: int) -> dict:
     from doctor.assemble import ReportOptions, report_with_spill_audit
     from doctor.config import load_budget_overrides
     from doctor.sources.base import SourceError
+    from doctor.sources.qwen.history import still_running
     from doctor.sources.registry import open_session
 
     if not 1 <= top <= 200:
         raise ToolError("top takes 1 to 200")
     try:
-        session = open_session(path)
+        session = still_running(open_session(path))
         report = report_with_spill_audit(session, ReportOptions(tool_budgets=load_budget_overrides(),
                                                                 path_style="full", top=top))
     except (SourceError, ValueError) as exc:

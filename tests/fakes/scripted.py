@@ -15,7 +15,7 @@ given, is the call id the client gets, so that recordings of one script are comp
 "sideFail": [SUBSTRING, ...] answers a side request whose body contains one of them with HTTP 400 (a
 summarizer that fails, so the client falls back to the raw text). The string "{{SPILL}}" inside a step is replaced by the last spill
 path the client mentioned in its request, so a step can page into the file the client just wrote.
-A step {"quote": [FROM, THROUGH]} answers, as a model that shows a text "as it is" would, with the
+A step {"quote": [FROM, THROUGH]} (FROM: a string, or a list of them tried in order) answers, as a model that shows a text "as it is" would, with the
 request's last text that holds FROM, from there to the end of the first line after it that holds
 THROUGH (without THROUGH: to the first empty line; "(nothing to quote)" when FROM is nowhere).
 Each protocol module defines how to tell the main loop apart, how to find spill paths, and how to
@@ -164,10 +164,13 @@ class Handler(BaseHTTPRequestHandler):
             log.write(json.dumps(entry) + "\n")
 
 
-def quoted(body, start: str, through: str) -> str:
-    """The last string in `body` holding `start`, from there to the end of the line holding `through` (or the
-    first empty line)."""
-    texts = [text for text in _strings(body) if start in text]
+def quoted(body, start: str | list[str], through: str) -> str:
+    """The last string in `body` holding `start` (a list: the first of them any string holds), from there to the
+    end of the line holding `through` (or the first empty line)."""
+    strings = list(_strings(body))
+    start = next((each for each in ([start] if isinstance(start, str) else start)
+                  if any(each in text for text in strings)), None)
+    texts = [text for text in strings if start is not None and start in text]
     if not texts:
         return "(nothing to quote)"
     text = texts[-1][texts[-1].index(start):]

@@ -17,13 +17,14 @@ import time
 import pytest
 
 from tests.conftest import REQUIRE_REFERENCE
-from tests.integrations.clients import CODEX, CODEX_BIN, GEMINI, GEMINI_SETTINGS, Sandbox
+from tests.integrations.clients import CLAUDE, CODEX, CODEX_BIN, GEMINI, GEMINI_SETTINGS, QWEN, Sandbox
 from tests.integrations.test_slash_real_clients import _chars, _codex_config, _sent
 from tests.integrations.tmux import TMUX, Pane
 
 pytestmark = [pytest.mark.slow]
 GEMINI_MENU = r"doctor:memory +doctor memory - what this session keeps"
-SHOW = {"quote": ["doctor", "Full report"]}  # the model shows doctor's text as it is (summary or one line)
+# the model shows doctor's text as it is: the summary, else doctor's one line
+SHOW = {"quote": [["doctor memory — ", "doctor: session "], "Full report"]}
 
 
 def _needs(client):
@@ -136,3 +137,57 @@ def test_gemini_new_session_reports_itself_not_the_folders_previous_one(tmp_path
     assert shown.count(f"gemini session {expected['source']['sessionId']}") >= 1, screen
     assert _chars(shown[shown.rindex("doctor memory — "):]) == _sent(expected)
     assert expected["toolResultRetention"]["toolResultCount"] == 1 and old_id not in shown
+
+
+def _typed_in(box: Sandbox, client, args: list[str], ready: str, menu: str, tool: str) -> tuple[str, str]:
+    """Start `client` in tmux, have the model run one big shell command, then type /doctor:memory: (screen,
+    the id in the summary's first line)."""
+    # (Qwen may ask the model once more after a turn, a request with tools: the quote is offered again)
+    steps = [[{"name": tool, "args": {"command": "seq 1 30000", "description": "numbers"}}], "All done.", SHOW, SHOW]
+    pane = Pane(box.root)
+    with client.server(box, steps) as (port, _):
+        try:
+            pane.start(client.command(port, args), box.project,
+                       {**client.environment(box, port), "TERM": "xterm-256color"})
+            pane.wait_for(ready)
+            pane.type("count to 30000 please")
+            pane.wait_for(r"All done\.")
+            time.sleep(2)
+            _slash(pane, menu)
+            deadline = time.monotonic() + 120
+            while not re.search(r"doctor memory — .*Full report \(mode 0600\)", _on_screen(pane.screen())):
+                assert time.monotonic() < deadline, pane.screen()
+                time.sleep(0.5)
+            screen = pane.screen()
+        finally:
+            pane.close()
+    print(screen)  # README's captured screen (pytest -s)
+    return screen, re.search(r"doctor memory — \w+ session (\S+)", screen)[1]
+
+
+@_needs(CLAUDE)
+def test_claude_shows_doctors_summary_for_doctor_memory(tmp_path):
+    box = Sandbox(tmp_path)
+    box.doctor("install", "claude")
+    # What a user who has run Claude Code before has: onboarding done, this folder trusted, the key approved.
+    (box.home / ".claude" / ".claude.json").write_text(json.dumps({
+        "hasCompletedOnboarding": True, "theme": "dark", "numStartups": 5,
+        "customApiKeyResponses": {"approved": ["sk-fake"], "rejected": []},
+        "projects": {str(box.project): {"hasTrustDialogAccepted": True, "hasCompletedProjectOnboarding": True}}}))
+    screen, shown_id = _typed_in(box, CLAUDE, ["--allowedTools", "Bash"], r"❯", r"/doctor:memory +doctor memory", "Bash")
+    [transcript] = (box.home / ".claude" / "projects").glob("*/*.jsonl")
+    expected = json.loads(box.doctor("memory", str(transcript), "--json").stdout)
+    assert shown_id == expected["source"]["sessionId"] == transcript.stem
+    assert _chars(_on_screen(screen)) == _sent(expected)
+
+
+@_needs(QWEN)
+def test_qwen_shows_doctors_summary_for_doctor_memory(tmp_path):
+    box = Sandbox(tmp_path)
+    box.doctor("install", "qwen")
+    screen, shown_id = _typed_in(box, QWEN, ["--approval-mode", "yolo"], r"Type your message",
+                                 r"doctor memory - what this session keeps", "run_shell_command")
+    [transcript] = (box.home / ".qwen" / "projects").glob("*/chats/*.jsonl")
+    expected = json.loads(box.doctor("memory", str(transcript), "--json").stdout)
+    assert shown_id == expected["source"]["sessionId"] == transcript.stem
+    assert _chars(_on_screen(screen)) == _sent(expected)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import shutil
 import subprocess
 
@@ -80,6 +81,8 @@ def _answers(body: dict) -> list[str]:
     for item in body.get("input", []) if isinstance(body.get("input"), list) else ():
         if item.get("type") == "function_call_output":
             output = item["output"]
+            if isinstance(output, list):  # Codex: its header and the tool's text content, as input_text items
+                output = "".join(part.get("text", "") for part in output if isinstance(part, dict))
             texts.append(output if isinstance(output, str) else json.dumps(output))
     return texts
 
@@ -88,6 +91,12 @@ def _assert_served(ran, page: str) -> None:
     assert ran.returncode == 0, ran.stderr[-2000:]
     answers = _answers(json.loads(ran.bodies[-1]))
     assert any(_served(answer, page) for answer in answers), answers[-1][:2000] if answers else ran.bodies[-1][:2000]
+    # as text, and only it: not also (Qwen) or only (Claude) as the SDK's JSON-escaped `{"result": …}` copy
+    # (after Codex's `Output:` header; Gemini wraps an MCP answer in <untrusted_context>)
+    bodies = [answer.split("Output:", 1)[-1].removeprefix("<untrusted_context>").removesuffix("</untrusted_context>")
+              for answer in answers]
+    assert sum(body.strip("\n") == page for body in bodies) == 1
+    assert not any('{"result"' in answer for answer in answers)
 
 
 @_needs(CLAUDE)
@@ -159,3 +168,49 @@ def test_codex_pages_a_spill_file_of_the_same_user_through_doctor_mcp(tmp_path):
         [{"name": "read_spilled", "namespace": "mcp__doctor", "args": {"path": str(spilled), **PAGE}}],
         "All done."])
     _assert_served(ran, _expected_page(box, spilled))
+
+
+def _results_counted(answer: str) -> int:
+    return int(re.search(r"(\d+) results?, [\d,]+ chars (?:sent|retained)", answer).group(1))
+
+
+@_needs(CLAUDE)
+def test_claude_memory_report_counts_every_result_the_model_was_given(tmp_path):
+    """Claude Code writes its transcript a moment after it hands the model a result; doctor mcp waits (bounded)
+    for the asking call to be in the file, so each answer counts every result given before that call."""
+    box = Sandbox(tmp_path)
+    config = box.root / "mcp.json"
+    config.write_text(json.dumps({"mcpServers": {"doctor": {"command": "doctor", "args": ["mcp"]}}}))
+    ran = CLAUDE.run(box, ["-p", "go", "--dangerously-skip-permissions", "--mcp-config", str(config),
+                           "--strict-mcp-config"], [
+        [{"name": "Bash", "input": {"command": "seq 1 30000", "description": "many lines"}}],
+        [{"name": "mcp__doctor__memory_report", "input": {}}],
+        [{"name": "Bash", "input": {"command": "seq 1 20", "description": "few"}}],
+        [{"name": "mcp__doctor__largest_results", "input": {}}],
+        [{"name": "mcp__doctor__memory_report", "input": {}}],
+        "All done."])
+    assert ran.returncode == 0, ran.stderr[-2000:]
+    answers = _answers(json.loads(ran.bodies[-1]))
+    first, last = [a for a in answers if a.startswith("doctor memory — claude session")]
+    [largest] = [a for a in answers if a.startswith("{") and '"results"' in a]
+    assert _results_counted(first) == 1 and _results_counted(last) == 4  # the results given before each call
+    assert len(json.loads(largest)["results"]) == 3
+    assert "\n" in first and not first.startswith("{")  # text, as the model should read it
+
+
+@_needs(QWEN)
+def test_qwen_memory_report_reaches_the_model_once_without_the_call_in_progress(tmp_path):
+    box = Sandbox(tmp_path)
+    _add_doctor(QWEN, box, "doctor", "doctor", "mcp")
+    ran = QWEN.run(box, ["-p", "go", "--yolo"], [
+        [{"name": "run_shell_command", "args": {"command": "seq 1 3000", "description": "big"}}],
+        [{"name": "tool_call", "args": {"name": "mcp__doctor__memory_report", "arguments": {}}}],
+        "All done."])
+    assert ran.returncode == 0, ran.stderr[-2000:]
+    [answer] = [a for a in _answers(json.loads(ran.bodies[-1])) if "doctor memory — qwen session" in a]
+    assert answer.count("doctor memory — qwen session") == 1 and not answer.startswith("{")
+    [transcript] = (box.home / ".qwen" / "projects").glob("*/chats/*.jsonl")
+    rows = json.loads(box.doctor("memory", str(transcript), "--json").stdout)["retention"]["largest"]
+    [shell] = [row for row in rows if row["tool"] == "run_shell_command"]
+    # the MCP call itself was running: not a result yet (Qwen answers an unanswered call only on resume)
+    assert f"1 result, {shell['chars']:,} chars retained" in answer and "tool_call" not in answer

@@ -398,6 +398,42 @@ def repair_orphaned_tool_use(contents: Iterable[dict], reason: str = ORPHAN_TOOL
     yield from out
 
 
+def calls_in_progress(contents: Iterable[dict]) -> Iterator[dict]:
+    """`contents` without the repair of the last model turn's unanswered calls. In a session still being
+    written those calls are running (an MCP call that asks about this session is one of them), not
+    interrupted: Qwen answers them with `ORPHAN_TOOL_USE_REPAIR_REASON` only when it resumes the file."""
+    last = None
+    for content in contents:
+        if last is not None:
+            yield last
+        last = content
+    if last is None:
+        return
+    parts = _parts_of(last)
+    kept = [part for part in parts if not _is_repair(part)]
+    if last.get("role") != "user" or len(kept) == len(parts):
+        yield last
+    elif kept:
+        yield {**last, "parts": kept}
+
+
+def _is_repair(part: object) -> bool:
+    response = _function_response(part)
+    return response is not None and response.get("response") == {"error": ORPHAN_TOOL_USE_REPAIR_REASON}
+
+
+def still_running(session):
+    """A Qwen session read while it is being written: its last model turn's calls are running, not interrupted
+    (`calls_in_progress`); a session of another agent as it is (their readers add no such answer)."""
+    from dataclasses import replace
+
+    if session.agent != "qwen":
+        return session
+    history, measured = session.history, session.measured_history
+    return replace(session, history=lambda: calls_in_progress(history()),
+                   measured_history=None if measured is None else lambda: calls_in_progress(measured()))
+
+
 class OrphanRepair:
     """`repairOrphanedToolUseTurns` fed one Content at a time: what it can no longer change goes to `out`.
 
