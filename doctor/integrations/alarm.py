@@ -54,12 +54,13 @@ class Alarm:
         tokens = f" (≈{figure(self.tokens)} tokens)" if self.tokens is not None else ""
         return f"{figure(self.chars)} {self.unit}{tokens}"
 
-    def for_user(self) -> str:
+    def for_user(self, shows: str = "/doctor:memory") -> str:
+        """The user's line; `shows`: what that agent's user types to see the session (`typed_command`)."""
         where = f"; full output in {self.spill}" if self.spill else ""
         over = f"over 2× its {self.limit} + 500" if self.doubled else f"over {self.limit}"
         over += f" ({self.source})" if self.source else ""
         return (f"doctor: {inert_line(self.tool)} returned {self._size()}, {over}: it stays in "
-                f"context on every later turn{where}. /doctor:memory shows the session.")
+                f"context on every later turn{where}. {shows} shows the session.")
 
     def for_model(self) -> str:
         page = (f" Its full output is in {self.spill}; page in only the part you need from there instead of "

@@ -3,8 +3,7 @@
 A chart is data (`Chart`: labels and values) until the HTML renderer draws it, so the
 same block can be laid out in any report and checked without a browser. Labels are
 escaped like every other string; the page's Content Security Policy stays script-free.
-The per-tool size histograms put sizes on a log scale by binning them in half-decades
-(1, 3.2, 10, 32, 100 … chars), each bar one bin.
+Histograms put sizes on a log scale by binning them first (`doctor.triage.bins`), each bar one bin.
 """
 
 from __future__ import annotations
@@ -31,22 +30,6 @@ class Chart:
     slug: str = "chart"
 
 
-def size_bin(chars: float) -> int:
-    """The half-decade bin of a size: 0 for < 1 char, k for 10^((k-1)/2) ≤ chars < 10^(k/2)."""
-    return 0 if chars < 1 else math.floor(2 * math.log10(chars)) + 1
-
-
-def bin_label(index: int) -> str:
-    """The lower edge of a bin, short: 0, 1, 3, 10, 32, 100, 316, 1k, 3k, 10k … 1M, 3M."""
-    if index == 0:
-        return "0"
-    low = 10 ** ((index - 1) / 2)
-    for unit, size in (("M", 1e6), ("k", 1e3)):
-        if low >= size:
-            return f"{low / size:.0f}{unit}"
-    return f"{low:.0f}"
-
-
 def _ticks(top: float) -> list[float]:
     if top <= 0:
         return [0]
@@ -70,8 +53,9 @@ def svg(chart: Chart) -> str:
     slanted = max((len(label) for label in chart.labels), default=0) * 6 > slot  # labels would overlap
     bottom = BOTTOM + (40 if slanted else 0)
     plot_w, plot_h = WIDTH - LEFT - RIGHT, HEIGHT - TOP - bottom
+    # No width or height: the viewBox alone lets the page scale the chart to its column (html.py's CSS).
     parts = [f'<svg class="chart" id="{escape(chart.slug)}" role="img" xmlns="http://www.w3.org/2000/svg" '
-             f'width="{WIDTH}" height="{HEIGHT}" viewBox="0 0 {WIDTH} {HEIGHT}">',
+             f'viewBox="0 0 {WIDTH} {HEIGHT}" preserveAspectRatio="xMinYMin meet">',
              f"<title>{escape(chart.title)}</title>",
              f'<text x="{LEFT}" y="16" font-size="13" font-weight="600" fill="#1f2328">{escape(chart.title)}</text>']
     for tick in _ticks(top):

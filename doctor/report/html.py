@@ -34,7 +34,9 @@ th { background: #f6f8fa; } td.number, th.number { text-align: right; font-varia
 pre { background: #f6f8fa; padding: .7rem; overflow-x: auto; white-space: pre-wrap; word-break: break-all; }
 code { background: #f6f8fa; padding: 0 .2rem; }
 .caption { font-weight: 600; margin-bottom: .2rem; }
-figure { margin: .6rem 0; display: inline-block; }
+figure { margin: .6rem 0; display: block; max-width: 100%; }
+svg.chart { display: block; width: 100%; max-width: 560px; height: auto; }  /* scales with the page */
+div.table { max-width: 100%; overflow-x: auto; }  /* a table wider than a phone scrolls in its box, the page does not */
 """
 
 
@@ -62,7 +64,8 @@ def _table(table: Table) -> str:
         return "".join(f"<{tag}{kind(i, cell)}>{escape(cell)}</{tag}>" for i, cell in enumerate(row))
 
     rows = "".join(f"<tr>{cells('td', row)}</tr>" for row in table.rows)
-    return f"<table><thead><tr>{cells('th', table.columns)}</tr></thead><tbody>{rows}</tbody></table>"
+    return (f'<div class="table"><table><thead><tr>{cells("th", table.columns)}</tr></thead><tbody>{rows}</tbody>'
+            "</table></div>")
 
 
 def _verbatim(block: Verbatim) -> str:

@@ -15,7 +15,9 @@ from pathlib import Path
 import duckdb
 
 from doctor.report.inert import inert_json, inert_line
+from doctor.triage.bins import bin_label, bin_sql
 from doctor.triage.schema import SCHEMA_VERSION
+from doctor.triage.versions import version_order
 
 QUANTILES = "[0.5, 0.9, 0.99]"
 
@@ -52,7 +54,7 @@ def tools_ranked(db, top: int) -> list[dict]:
 def oversized_by_version(db, top: int) -> list[dict]:
     """Oversized results per 1,000, by tool × agent × agent version (highest rate first)."""
     return _rows(db, """
-        SELECT r.tool, s.agent, coalesce(s.agent_version, '') AS agent_version, count(*) AS results,
+        SELECT r.tool, s.agent, coalesce(s.agent_version, 'unknown') AS agent_version, count(*) AS results,
                sum(r.oversized::INT) AS oversized, round(1000.0 * sum(r.oversized::INT) / count(*), 1) AS per_1000
         FROM counted_results r JOIN counted_sessions s USING (session_key)
         GROUP BY r.tool, s.agent, s.agent_version
@@ -83,15 +85,21 @@ def raw_vs_injected(db, top: int) -> list[dict]:
 
 
 def sessions_at_risk(db, top: int) -> list[dict]:
-    """Sessions ranked by risk: oversized results, then spill findings, then retained context."""
+    """Sessions ranked by risk: oversized results, then spill findings, then retained context. Each is
+    named by its session id and a path that no other session shares: a shortened path that another
+    session stores too (`/…/qwen/session.jsonl` twice) gets `#` and the start of its file key."""
     rows = _rows(db, """
-        SELECT path, agent, agent_version, session_id, tool_results, retained_tokens, largest_chars, oversized,
-               spill_findings, input_problems, retention_unavailable
-        FROM counted_sessions
+        WITH named AS (SELECT *, count(*) OVER (PARTITION BY path) AS sharing FROM counted_sessions)
+        SELECT session_key, path, sharing, agent, agent_version, session_id, tool_results, retained_tokens,
+               context_window_tokens, context_window_share, largest_chars, oversized, spill_findings,
+               input_problems, retention_unavailable
+        FROM named
         ORDER BY coalesce(oversized, 0) DESC, coalesce(spill_findings, 0) DESC, coalesce(retained_tokens, 0) DESC,
-                 path
+                 path, session_key
         LIMIT ?""", [top])
     for row in rows:
+        if row.pop("sharing") > 1:
+            row["path"] = f"{row['path']} #{row['session_key'][:8]}"
         row["reason"] = risk_reason(row)
     return rows
 
@@ -113,12 +121,11 @@ def risk_reason(row: dict) -> str:
 
 HISTOGRAM_TOOLS = 6
 GROWTH_TURNS = 40
-SIZE_BIN = "CASE WHEN injected_chars < 1 THEN 0 ELSE floor(2 * log10(injected_chars))::BIGINT + 1 END"
+SIZE_BIN = bin_sql("injected_chars")
 
 
 def histograms(db, tools: int = HISTOGRAM_TOOLS) -> list[dict]:
-    """Per tool (the largest by injected chars), results per half-decade size bin (charts.size_bin), gaps as 0."""
-    from doctor.report.charts import bin_label
+    """Per tool (the largest by injected chars), results per size bin (`bins`: the metrics' edges), gaps as 0."""
 
     rows = db.execute(f"""
         WITH top AS (SELECT tool FROM counted_results GROUP BY tool ORDER BY sum(injected_chars) DESC, tool LIMIT ?)
@@ -129,16 +136,18 @@ def histograms(db, tools: int = HISTOGRAM_TOOLS) -> list[dict]:
     counts: dict[str, dict[int, int]] = {tool: {} for tool in order}
     for tool, size_bin, count in rows:
         counts[tool][size_bin] = count
-    return [{"tool": tool, "bins": [{"bin": k, "from": bin_label(k), "results": bins.get(k, 0)}
+    return [{"tool": tool, "bins": [{"bin": k, "upTo": bin_label(k), "results": bins.get(k, 0)}
                                     for k in range(min(bins), max(bins) + 1)]}
             for tool, bins in counts.items()]
 
 
 def oversized_rate_by_version(db) -> list[dict]:
-    return _rows(db, """
-        SELECT s.agent, coalesce(s.agent_version, '') AS agent_version, count(*) AS results,
+    """Per agent and version (in version order, not text order), oversized results per 1,000."""
+    rows = _rows(db, """
+        SELECT s.agent, coalesce(s.agent_version, 'unknown') AS agent_version, count(*) AS results,
                round(1000.0 * sum(r.oversized::INT) / count(*), 1) AS per_1000
-        FROM counted_results r JOIN counted_sessions s USING (session_key) GROUP BY ALL ORDER BY s.agent, agent_version""")
+        FROM counted_results r JOIN counted_sessions s USING (session_key) GROUP BY ALL""")
+    return sorted(rows, key=lambda row: (row["agent"] or "", version_order(row["agent_version"])))
 
 
 def growth_per_turn(db, turns: int = GROWTH_TURNS) -> list[dict]:
@@ -167,36 +176,57 @@ def growth_sessions_unknown(db) -> int:
 
 
 def totals(db) -> dict:
+    """The database's totals, per session as each session's report states them (its retained tokens are
+    Qwen's estimate of its total, not the sum of per-result estimates), so they add up to the sessions'
+    own figures and include sessions without per-result rows."""
     row = _rows(db, """
         SELECT (SELECT count(*) FROM counted_sessions) AS sessions,
                (SELECT count(*) FROM counted_sessions WHERE source = 'report') AS from_reports,
-               (SELECT count(*) FROM counted_results) AS results,
-               (SELECT coalesce(sum(injected_chars), 0) FROM counted_results) AS injected_chars,
-               (SELECT coalesce(sum(tokens), 0) FROM counted_results) AS tokens,
-               (SELECT coalesce(sum(oversized::INT), 0) FROM counted_results) AS oversized,
+               (SELECT coalesce(sum(tool_results), 0) FROM counted_sessions) AS results,
+               (SELECT coalesce(sum(retained_chars), 0) FROM counted_sessions) AS injected_chars,
+               (SELECT coalesce(sum(retained_tokens), 0) FROM counted_sessions) AS tokens,
+               (SELECT coalesce(sum(oversized), 0) FROM counted_sessions) AS oversized,
                (SELECT count(*) FROM files WHERE status = 'skipped') AS files_skipped,
+               (SELECT count(*) FROM files WHERE status = 'not-session') AS files_not_sessions,
                (SELECT count(*) FROM counted_sessions WHERE NOT results_complete) AS without_result_rows,
                (SELECT count(*) FROM sessions s WHERE s.session_key NOT IN (SELECT file_key FROM files
                     WHERE status = 'gone')) - (SELECT count(*) FROM counted_sessions) AS extra_copies,
                (SELECT count(*) FROM files WHERE status = 'gone') AS files_gone""")[0]
-    row["agents"] = _rows(db, """SELECT agent, coalesce(agent_version, '') AS agent_version, count(*) AS sessions
+    row["agents"] = _rows(db, """SELECT agent, coalesce(agent_version, 'unknown') AS agent_version, count(*) AS sessions
                                  FROM counted_sessions GROUP BY ALL ORDER BY sessions DESC, agent, agent_version""")
     row["skipped"] = _rows(db, """SELECT reason, count(*) AS files FROM files WHERE status = 'skipped'
                                   GROUP BY reason ORDER BY files DESC, reason""")
     return row
 
 
-def collect(store, summary=None, *, top: int = 10, compare: tuple[str, str, str] | None = None) -> dict:
+def skipped_files(db, limit: int | None, *, everything: bool = False) -> list[dict]:
+    """The files scans skipped, by name, newest scan first (at most `limit`; None: all); `everything`
+    adds the files found in folders that are not sessions (status `not-session`)."""
+    statuses = ("skipped", "not-session") if everything else ("skipped",)
+    return _rows(db, f"""
+        SELECT path, status, reason, scan_id FROM files WHERE status IN ({', '.join('?' for _ in statuses)})
+        ORDER BY status, scan_id DESC, path {'LIMIT ?' if limit is not None else ''}""",
+                 [*statuses, *([limit] if limit is not None else [])])
+
+
+def collect(store, summary=None, *, top: int = 10, compare: tuple[str, str, str] | None = None,
+            filters=None, all_skipped: bool = False) -> dict:
+    """The answers; `filters` only names the filters already applied to the connection (`filters.apply`);
+    `all_skipped` (--skipped): every skipped and not-session file by name instead of the `top` skipped."""
     db = store.db
     data = {
         "schemaVersion": SCHEMA_VERSION,
         "database": str(store.path),
+        "filters": filters.describe() if filters else [],
         "scan": None if summary is None else {
-            **{name: summary.counts.get(name, 0) for name in ("seen", "new", "changed", "grown", "unchanged", "skipped")},
+            **{name: summary.counts.get(name, 0)
+               for name in ("seen", "members", "new", "changed", "grown", "unchanged", "skipped", "gone")},
             "resultsWritten": summary.counts.get("results_written", 0),
+            "notSessions": summary.counts.get("not_sessions", 0),
             "skippedReasons": [{"reason": reason, "files": count} for reason, count in summary.skipped.most_common()],
         },
         "totals": totals(db),
+        "skippedFiles": skipped_files(db, None if all_skipped else top, everything=all_skipped),
         "tools": tools_ranked(db, top),
         "oversizedByVersion": oversized_by_version(db, top),
         "layers": layer_rates(db),
@@ -224,9 +254,13 @@ def render(data: dict, fmt: str) -> str:
     return document(data, fmt)
 
 
-def query_text(store, sql: str, fmt: str) -> str:
+def query_text(store, sql: str, fmt: str, filters=None) -> str:
     """One SELECT's rows: JSON objects with --format json, else a tab-separated table. It runs on the
-    answering connection (read-only, no file or network access, configuration locked)."""
+    answering connection (read-only, no file or network access, configuration locked). The filters
+    shadow `sessions` and `results` here too (`triage.main.sessions`, for `triage.duckdb`, names the
+    whole table)."""
+    from doctor.triage.filters import apply
+
     try:
         statements = duckdb.extract_statements(sql)
     except duckdb.Error as exc:
@@ -237,6 +271,8 @@ def query_text(store, sql: str, fmt: str) -> str:
         raise QueryRefused(f"a SELECT only ({statements[0].type.name} given)")
     try:
         cursor = store.db.cursor()
+        if filters:
+            apply(cursor, filters)
         cursor.execute(sql)
         names = [column[0] for column in cursor.description or ()]
         rows = cursor.fetchall()
@@ -251,7 +287,7 @@ def query_text(store, sql: str, fmt: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def export_parquet(store, directory: Path) -> None:
+def export_parquet(store, directory: Path, filters=None) -> None:
     """`sessions.parquet` and `results.parquet` in `directory`, each 0600 (they name paths and tools):
     each is written to a new private file beside it, opened without following a link, and renamed over
     it. The rows come out as Arrow and pyarrow writes them: the answering connection may not write files."""
@@ -259,9 +295,14 @@ def export_parquet(store, directory: Path) -> None:
 
     from doctor.safety.writes import Replacing
 
+    from doctor.triage.filters import apply
+
     directory.mkdir(parents=True, exist_ok=True)
     for table in ("sessions", "results"):
-        rows = store.db.cursor().sql(f"SELECT * FROM {table} ORDER BY ALL").to_arrow_table()
+        cursor = store.db.cursor()
+        if filters:
+            apply(cursor, filters)  # a cursor is a connection of its own: the filters' views are made again
+        rows = cursor.sql(f"SELECT * FROM {table} ORDER BY ALL").to_arrow_table()
         with Replacing(directory / f"{table}.parquet") as temporary:
             descriptor = os.open(temporary, os.O_WRONLY | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC)
             with os.fdopen(descriptor, "wb") as out:

@@ -1,60 +1,123 @@
 """What the TUI's Fleet screen shows, read from the triage database once, as plain data.
 
 The screen never runs SQL: it gets the sessions' rows and each tool's size histogram
-(the half-decade bins the HTML charts use), and a function that turns a session's
+(the bins the HTML charts and the metrics use, `triage.bins`), and a function that turns a session's
 stored path into a report provider for the memory screen when the file is still there.
 """
 
 from __future__ import annotations
 
+import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from doctor.triage.answers import SIZE_BIN
 
-SESSION_FIELDS = ("session_key", "path", "source", "agent", "agent_version", "tool_results", "retained_tokens",
-                  "largest_chars", "oversized", "spill_findings", "input_problems")
+SESSION_FIELDS = ("session_key", "path", "source", "agent", "agent_version", "session_id", "tool_results",
+                  "retained_tokens", "largest_chars", "oversized", "spill_findings", "input_problems")
 
 
 @dataclass(frozen=True)
 class FleetData:
     sessions: list[dict]
-    tools: list[dict]  # tool, results, chars, oversized, bins: [(bin, results)]
+    tools: list[dict]  # tool, results, chars, oversized, bins: [(bin, results)]; every session's
     database: str = ""
     skipped: int = 0
     meta: dict = field(default_factory=dict)
+    # (session_key, tool, bin, results, chars, oversized): what the tools panel sums over the sessions a
+    # filter keeps, so that it follows the filter (`tools_of`).
+    session_tools: list[tuple] = field(default_factory=list)
 
 
 def load_fleet(store) -> FleetData:
     db = store.db
-    cursor = db.execute(f"SELECT {', '.join(SESSION_FIELDS)} FROM counted_sessions ORDER BY coalesce(oversized, 0) DESC, "
-                        "coalesce(retained_tokens, 0) DESC, path")
+    cursor = db.execute(f"SELECT {', '.join(SESSION_FIELDS)} FROM counted_sessions "
+                        "ORDER BY coalesce(oversized, 0) DESC, coalesce(retained_tokens, 0) DESC, path")
     sessions = [dict(zip(SESSION_FIELDS, row)) for row in cursor.fetchall()]
-    tools = [{"tool": tool, "results": count, "chars": chars, "oversized": oversized, "bins": []}
-             for tool, count, chars, oversized in db.execute(
-                 "SELECT tool, count(*), sum(injected_chars), sum(oversized::INT) FROM counted_results GROUP BY tool "
-                 "ORDER BY sum(injected_chars) DESC, tool").fetchall()]
-    by_name = {tool["tool"]: tool for tool in tools}
-    for tool, size_bin, count in db.execute(f"SELECT tool, {SIZE_BIN}, count(*) FROM counted_results GROUP BY ALL "
-                                            "ORDER BY ALL").fetchall():
-        by_name[tool]["bins"].append((size_bin, count))
+    session_tools = db.execute(f"SELECT session_key, tool, {SIZE_BIN}, count(*), sum(injected_chars), "
+                               "sum(oversized::INT) FROM counted_results GROUP BY ALL ORDER BY ALL").fetchall()
     skipped = db.execute("SELECT count(*) FROM files WHERE status = 'skipped'").fetchone()[0]
-    return FleetData(sessions, tools, str(store.path), skipped)
+    return FleetData(sessions, tools_of(session_tools), str(store.path), skipped, session_tools=session_tools)
+
+
+def tools_of(session_tools: list[tuple], keys: set[str] | None = None) -> list[dict]:
+    """Per tool, over the sessions `keys` (None: all): results, chars, oversized and the size bins, the
+    tools with the most injected chars first."""
+    tools: dict[str, dict] = {}
+    for key, tool, size_bin, count, chars, oversized in session_tools:
+        if keys is not None and key not in keys:
+            continue
+        entry = tools.setdefault(tool, {"tool": tool, "results": 0, "chars": 0.0, "oversized": 0, "bins": {}})
+        entry["results"] += count
+        entry["chars"] += chars
+        entry["oversized"] += oversized
+        entry["bins"][size_bin] = entry["bins"].get(size_bin, 0) + count
+    for entry in tools.values():
+        entry["bins"] = sorted(entry["bins"].items())
+    return sorted(tools.values(), key=lambda entry: (-entry["chars"], entry["tool"]))
 
 
 def session_provider(path: str):
-    """A memory-screen provider for a stored path that names a file on this machine, else None."""
-    if not path or not Path(path).is_file():
+    """A memory-screen provider for a stored path that names a file on this machine, or a member
+    (`archive!member`) of an archive on this machine, else None (`why_not_open` says why)."""
+    if not path:
         return None
+    if Path(path).is_file():
+        return _provider(Path(path).name, lambda: Path(path), None)
+    archive, member = archive_member(path)
+    if archive is None:
+        return None
+
+    def extract() -> Path:
+        import tempfile
+
+        from doctor.triage.archives import extract_member
+
+        directory = tempfile.mkdtemp(prefix="doctor-fleet-")  # private (0700), removed when the report is built
+        target = Path(directory) / Path(member).name
+        extract_member(archive, member, target)
+        return target
+
+    return _provider(Path(member).name, extract, lambda target: shutil.rmtree(target.parent, ignore_errors=True))
+
+
+def _provider(name: str, locate, cleanup):
     from doctor.assemble import ReportOptions, report_for_session
     from doctor.sources.registry import open_session
     from doctor.tui.provider import CallableProvider
 
     def load(progress):
-        progress(None, f"Reading {Path(path).name} and measuring every result…")
-        session = open_session(Path(path))
-        report = report_for_session(session, ReportOptions())
+        progress(None, f"Reading {name} and measuring every result…")
+        path = locate()
+        try:
+            report = report_for_session(open_session(path), ReportOptions())
+        finally:
+            if cleanup is not None:
+                cleanup(path)
         progress(1.0, "ready")
         return report
 
     return CallableProvider(load)
+
+
+def archive_member(path: str) -> tuple[str | None, str | None]:
+    """(archive, member) for a stored `archive!member` whose archive is a file here, else (None, None)."""
+    from doctor.triage.archives import is_archive
+
+    at = path.find("!")
+    while at > 0:
+        archive = path[:at]
+        if is_archive(Path(archive)) and Path(archive).is_file():
+            return archive, path[at + 1:]
+        at = path.find("!", at + 1)
+    return None, None
+
+
+def why_not_open(path: str) -> str:
+    """Why a stored path cannot be opened, in words the user can act on."""
+    if not path:
+        return "this session has no stored path"
+    if path.startswith(("/…", "~", "sha256:", "…")) or "/…/" in path:
+        return (f"{path} was stored shortened (--paths short or hash); scan again with --paths full "
+                "to open sessions from here")
+    return f"{path} is not on this machine any more (moved, deleted or unreadable)"

@@ -82,14 +82,23 @@ def shown(path: Path, style: str, member: str | None = None) -> str:
     return f"{text}!{present_path(member, 'hash') if style == 'hash' else member}"
 
 
-def expand(arguments: list[str], use_all: bool = False, env=os.environ) -> list[Path | LeftOut]:
+EMPTY_FOLDER = ("no session files, reports or archives in this folder "
+                "(doctor scan reads .json/.jsonl files and tar/zip archives, at any depth)")
+
+
+def expand(arguments: list[str], use_all: bool = False, env=os.environ,
+           empty: list | None = None) -> list[Path | LeftOut]:
     """Every file to scan (absolute, no duplicates, in a stable order) and every one left out with its
-    reason; InputError for a PATH naming nothing."""
+    reason; InputError for a PATH naming nothing. A folder holding nothing to scan is appended to
+    `empty` (the caller says so; alone it is a usage error)."""
     found: dict[Path | LeftOut, None] = {}
     for argument in arguments:
         path = Path(argument).expanduser()
         if path.is_dir():
-            found.update(dict.fromkeys(_walk(path)))
+            files = _walk(path)
+            if not files and empty is not None:
+                empty.append(argument)
+            found.update(dict.fromkeys(files))
         elif path.exists():
             found[_named(path)] = None
         elif GLOB_CHARS & set(argument):

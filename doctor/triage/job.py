@@ -10,8 +10,6 @@ reason, never an exception: one bad file must not stop a scan of thousands.
 
 from __future__ import annotations
 
-import shutil
-import tempfile
 from pathlib import Path
 
 from doctor.assemble import ReportOptions, report_for_session, scan_facts
@@ -19,10 +17,20 @@ from doctor.core.estimator import tokens_for_chars
 from doctor.core.retention import whole_number
 from doctor.core.sentinels import LAYERS
 from doctor.report.audit_summary import category_counts
-from doctor.sources.base import SourceError
+from doctor.sources.base import SourceError, UnknownFormat
 from doctor.sources.registry import open_session
-from doctor.triage import archives, pasted, replay_inputs
-from doctor.triage.rows import LAYER_COLUMNS, SKIPPED, FileJob, FileOutcome, finish, storable, tool_type
+from doctor.triage import pasted, replay_inputs
+from doctor.triage.rows import (
+    LAYER_COLUMNS,
+    NOT_SESSION,
+    SKIPPED,
+    FileJob,
+    FileOutcome,
+    finish,
+    started_at,
+    storable,
+    tool_type,
+)
 
 def scan_batch(jobs: list[FileJob]) -> list[FileOutcome]:
     """The outcomes of several files, one after the other: an engine's task (see `engines.batches`)."""
@@ -32,9 +40,9 @@ def scan_batch(jobs: list[FileJob]) -> list[FileOutcome]:
 def scan_file(job: FileJob) -> FileOutcome:
     """Scan one file; every failure becomes a skipped outcome with its reason."""
     try:
-        if job.member is not None:
-            return _scan_member(job)
-        return _scan_path(job, Path(job.path), audit=True)
+        # An archive member is its unpacked copy (archives.Unpacked): its spill files are not beside it,
+        # so the spill audit is not run (spill_findings is NULL).
+        return _scan_path(job, Path(job.path), audit=job.member is None)
     except SourceError as exc:
         return FileOutcome(job.key, job.shown, SKIPPED, reason=_reason(exc))
     except OSError as exc:
@@ -53,31 +61,44 @@ def _reason(exc: SourceError) -> str:
     return text
 
 
-def _scan_member(job: FileJob) -> FileOutcome:
-    """An archive member is copied to a private temporary file and scanned like any file.
-
-    Its spill files are not beside it, so the spill audit is not run (spill_findings is NULL).
-    """
-    directory = tempfile.mkdtemp(prefix="doctor-scan-")
-    try:
-        target = Path(directory) / Path(job.member).name
-        archives.extract_member(job.path, job.member, target)
-        return _scan_path(job, target, audit=False)
-    finally:
-        shutil.rmtree(directory, ignore_errors=True)
-
-
 def _scan_path(job: FileJob, path: Path, *, audit: bool) -> FileOutcome:
     report = pasted.read_report(path)
     if report is not None:
         return pasted.outcome(job, report, path)
-    session = open_session(path)
+    try:
+        session = open_session(path)
+    except UnknownFormat as exc:
+        if not _well_formed_json(path):
+            raise  # garbage, an empty or a torn file: maybe a damaged session, so skipped and counted
+        return FileOutcome(job.key, job.shown, NOT_SESSION, reason=_reason(exc))
     options = job.options or ReportOptions()
     report = report_for_session(session, options)
     findings = _spill_findings(session, report) if audit else None
     outcome = _outcome(job, session, report, findings)
     outcome.replay = replay_inputs.rows_for(session, options)
     return outcome
+
+
+WHOLE_JSON_BYTES = 1 << 20  # an agent's settings or metadata file is small; a larger file is judged by its first line
+
+
+def _well_formed_json(path: Path) -> bool:
+    """Whether the file is JSON (a whole document, or JSON lines): then it is some program's data (an
+    agent's settings, a subagent's `.meta.json`), not a session, and a scan of a folder need not call
+    it skipped. A file that is not JSON at all may be a damaged session: that stays skipped."""
+    from doctor.sources.base import open_session_file
+    from doctor.sources.jsonl import loads
+    from doctor.sources.sniffing import Head
+
+    with open_session_file(path) as handle:
+        data = handle.read(WHOLE_JSON_BYTES + 1)
+    if len(data) <= WHOLE_JSON_BYTES:
+        try:
+            return isinstance(loads(data), (dict, list))
+        except ValueError:
+            pass
+    values = Head.read(path).values(1)
+    return bool(values) and isinstance(values[0], (dict, list))
 
 
 def _spill_findings(session, report) -> int:
@@ -105,13 +126,14 @@ def _outcome(job: FileJob, session, report, spill_findings: int | None) -> FileO
         "format": session.format,
         "session_id": session.session_id,
         "project_hash": facts["projectHash"],
-        "started": session.started,
+        "started": started_at(session.started),
         "turns": analysis.table.turns if analysis is not None else None,
         "size_bytes": facts["sizeBytes"],
         "records": facts["records"],
         "tool_results": stats.tool_result_count if stats else None,
         "retained_chars": whole_number(stats.total_chars) if stats else None,
         "retained_tokens": stats.total_tokens if stats else None,
+        **_window(report),
         "largest_chars": whole_number(stats.largest_result_chars) if stats else None,
         "oversized": stats.oversized_result_count if stats else None,
         **{column: layers.get(layer, 0) for column, layer in zip(LAYER_COLUMNS, LAYERS)},
@@ -123,6 +145,17 @@ def _outcome(job: FileJob, session, report, spill_findings: int | None) -> FileO
         "results_complete": analysis is not None,
     }
     return finish(job, row, rows)
+
+
+def _window(report) -> dict:
+    """The context window's size and the share the tool results hold, as `doctor memory --json` states them."""
+    from doctor.report.terms import terms_of
+
+    window = report.context_window
+    if window is None or report.retention is None:
+        return {"context_window_tokens": None, "context_window_share": None}
+    tokens = terms_of(report).totals(report.retention)[1]
+    return {"context_window_tokens": window.tokens, "context_window_share": window.to_json(tokens)["share"]}
 
 
 def result_rows(analysis):

@@ -29,24 +29,41 @@ def _name(value) -> str:
     return text if len(text) <= NAME_CHARS else text[:NAME_CHARS - 1] + "…"
 
 
+def _not_sessions(count: int) -> str:
+    if not count:
+        return ""
+    return (f"; {count:,} file{' is' if count == 1 else 's are'} in the folders scanned but not "
+            f"{'a session' if count == 1 else 'sessions'} (--skipped names them)")
+
+
 def _scan(data: dict) -> Section:
     scan, totals = data["scan"], data["totals"]
     blocks = []
+    if data.get("filters"):
+        blocks.append(Paragraph("Only sessions " + inert_line("; ".join(data["filters"])) + " (every figure below)."))
     if scan is not None:
+        members = f" and {_count(scan['members'], 'archive member')} read from them" if scan["members"] else ""
+        gone = f", {scan['gone']:,} gone" if scan["gone"] else ""
         blocks.append(Paragraph(
-            f"This scan: {scan['seen']:,} files seen, {scan['new']:,} new, {scan['changed']:,} changed, "
-            f"{scan['grown']:,} grown, {scan['unchanged']:,} unchanged, {scan['skipped']:,} skipped; "
-            f"{scan['resultsWritten']:,} result rows written."))
+            f"This scan: {_count(scan['seen'], 'file')} seen{members}; {scan['new']:,} new, {scan['changed']:,} "
+            f"changed, {scan['grown']:,} grown, {scan['unchanged']:,} unchanged, {scan['skipped']:,} skipped{gone}"
+            + (f", {scan['notSessions']:,} not sessions" if scan.get("notSessions") else "")
+            + f"; {scan['resultsWritten']:,} result rows written."))
     blocks.append(Paragraph(
         f"Database: {totals['sessions']:,} sessions ({totals['from_reports']:,} from pasted reports), "
         f"{totals['results']:,} tool results, {figure(totals['injected_chars'])} chars "
         f"(~{totals['tokens']:,} tokens) injected, {totals['oversized']:,} oversized; "
-        f"{totals['files_skipped']:,} files skipped." + _counting(totals)))
+        f"{totals['files_skipped']:,} files skipped" + _not_sessions(totals.get("files_not_sessions", 0)) + "."
+        + _counting(totals)))
     if totals["agents"]:
         blocks.append(_table(("Agent", "Version", "Sessions"),
                              ((_name(a["agent"]), _name(a["agent_version"]), a["sessions"]) for a in totals["agents"]),
                              (2,)))
     return Section("Scan", tuple(blocks))
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number:,} {noun}{'' if number == 1 else 's'}"
 
 
 def _counting(totals: dict) -> str:
@@ -66,21 +83,31 @@ def _counting(totals: dict) -> str:
 
 
 def _skipped(data: dict) -> Section | None:
-    skipped = data["totals"]["skipped"]
-    if not skipped:
+    skipped, files = data["totals"]["skipped"], data["skippedFiles"]
+    if not skipped and not files:
         return None
-    return Section("Skipped files", (
-        Paragraph("Files that are not sessions or reports doctor reads, or could not be read (from every scan):"),
-        _table(("Reason", "Files"), ((inert_line(row["reason"]), row["files"]) for row in skipped), (1,)),
-    ))
+    blocks = []
+    if skipped:
+        blocks += [Paragraph("Files that could not be read as sessions or reports (from every scan), by reason:"),
+                   _table(("Reason", "Files"), ((inert_line(row["reason"]), row["files"]) for row in skipped), (1,))]
+    if files:
+        shown = sum(1 for row in files if row["status"] == "skipped")
+        more = data["totals"]["files_skipped"] - shown
+        blocks += [Paragraph("By name, newest scan first" + (f" ({more:,} more: --skipped lists every one)"
+                                                              if more > 0 else "") + ":"),
+                   _table(("File", "Kind", "Reason", "Scan"),
+                          ((inert_line(row["path"]), "not a session" if row["status"] == "not-session" else "skipped",
+                            inert_line(row["reason"] or ""), row["scan_id"]) for row in files), (3,))]
+    return Section("Skipped files", tuple(blocks))
 
 
 def _tools(data: dict) -> Section:
     rows = ((_name(t["tool"]), t["tool_type"], t["results"], t["chars"], t["chars_p50"], t["chars_p90"],
              t["chars_p99"], t["chars_max"], t["tokens"], t["tokens_p90"], t["oversized"]) for t in data["tools"])
     charts = tuple(
-        Chart(f"{_name(h['tool'])}: results by injected size", tuple(b["from"] for b in h["bins"]),
-              tuple(b["results"] for b in h["bins"]), "injected chars (log scale, half-decade bins)", "results",
+        Chart(f"{_name(h['tool'])}: results by injected size", tuple(b["upTo"] for b in h["bins"]),
+              tuple(b["results"] for b in h["bins"]), "injected chars (log scale: bins up to 1, 3, 10, 30 …)",
+              "results",
               slug=f"histogram-{index}")
         for index, h in enumerate(data["charts"]["histograms"]))
     return Section("Tools by injected context", (_table(
@@ -147,10 +174,23 @@ def _growth(data: dict) -> Section | None:
 
 
 def _risk(data: dict) -> Section:
-    rows = ((_name(s["path"]), _name(s["agent"]), _name(s["agent_version"]), s["tool_results"], s["retained_tokens"],
-             s["oversized"], _name(s["reason"])) for s in data["sessionsAtRisk"])
-    return Section("Sessions by risk", (_table(
-        ("Session", "Agent", "Version", "Results", "Tokens", "Oversized", "Why"), rows, (3, 4, 5)),))
+    """Paths and reasons whole (a path is how the session is found; --paths full stores the whole of it)."""
+    rows = ((_name(s["session_id"]), inert_line(s["path"]), _name(s["agent"]), _name(s["agent_version"]),
+             s["tool_results"], s["retained_tokens"], _window(s), s["oversized"], inert_line(s["reason"]))
+            for s in data["sessionsAtRisk"])
+    return Section("Sessions by risk", (
+        Paragraph("Window: the share of the model's context window the tool results hold, where the session "
+                  "states the window (a Codex rollout does); — where it does not."),
+        _table(("Session", "Path", "Agent", "Version", "Results", "Tokens", "Window", "Oversized", "Why"), rows,
+               (4, 5, 6, 7))))
+
+
+def _window(session: dict) -> str:
+    from doctor.report.window import percent
+
+    if session["context_window_share"] is None:
+        return "—"
+    return f"{percent(session['context_window_share'])} of {figure(session['context_window_tokens'])}"
 
 
 def _compare(data: dict) -> Section | None:
@@ -158,6 +198,12 @@ def _compare(data: dict) -> Section | None:
     if compared is None:
         return None
     a, b = compared["a"], compared["b"]
+    title = f"Compare {inert_line(compared['field'])}: {_name(a['value'])} vs {_name(b['value'])}"
+    if compared["unmatched"]:
+        missing = " and ".join(f"{inert_line(compared['field'])}={_name(value)}" for value in compared["unmatched"])
+        known = ", ".join(_name(value) for value in compared["values"]) or "none"
+        return Section(title, (Paragraph(f"{missing} matches no session in the database, so there is nothing to "
+                                         f"compare. Values it has: {known}."),))
 
     def line(label: str, key: str) -> tuple:
         return (label, figure(a[key]), figure(b[key]))
@@ -179,8 +225,7 @@ def _compare(data: dict) -> Section | None:
                    ((_name(t["tool"]), cell(t["a"], "results"), cell(t["b"], "results"), cell(t["a"], "per_1000"),
                      cell(t["b"], "per_1000"), cell(t["a"], "chars_p90"), cell(t["b"], "chars_p90"), t["change"])
                     for t in compared["tools"]), (1, 2, 3, 4, 5, 6))
-    return Section(f"Compare {inert_line(compared['field'])}: {_name(a['value'])} vs {_name(b['value'])}",
-                   (summary, Paragraph("Per tool, the largest changes first (A is the first value):"), tools))
+    return Section(title, (summary, Paragraph("Per tool, the largest changes first (A is the first value):"), tools))
 
 
 def sections(data: dict) -> list[Section]:

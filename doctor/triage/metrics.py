@@ -1,4 +1,4 @@
-"""The triage database as metrics: Prometheus text for a textfile collector, and OTLP/HTTP.
+"""The triage database as metrics: OpenMetrics text for Prometheus or a textfile collector, and OTLP/HTTP.
 
 Per-tool histograms of injected chars and tokens, with the attributes agent, agent_version,
 tool, tool_type, layer and oversized; sessions per agent version; files skipped. Cardinality
@@ -15,8 +15,8 @@ import math
 import time
 from dataclasses import dataclass, field
 
-# Bucket upper bounds (chars or tokens): 1-3-10 per decade, up to 10 M.
-BOUNDS = tuple(float(m * 10 ** e) for e in range(8) for m in (1, 3))[:-1]
+from doctor.triage.bins import BOUNDS, bin_sql
+
 ATTRIBUTES = ("agent", "agent_version", "tool", "tool_type", "layer", "oversized")
 DEFAULT_MAX_TOOLS = 50
 VALUE_CHARS = 120
@@ -42,11 +42,7 @@ class Aggregate:
     sessions: list[tuple[dict, int]]
     files_skipped: int
     start_unix_nano: int
-
-
-def _bucket_sql(column: str) -> str:
-    cases = " ".join(f"WHEN {column} <= {bound!r} THEN {index}" for index, bound in enumerate(BOUNDS))
-    return f"CASE {cases} ELSE {len(BOUNDS)} END"
+    instance_id: str = ""  # service.instance.id: the same for every export of one database
 
 
 def _value(text) -> str:
@@ -59,7 +55,7 @@ def _series(db, column: str, max_tools: int) -> list[Series]:
         WITH kept AS (SELECT tool FROM counted_results GROUP BY tool ORDER BY sum(injected_chars) DESC, tool LIMIT ?)
         SELECT s.agent, coalesce(s.agent_version, ''),
                CASE WHEN r.tool IN (SELECT tool FROM kept) THEN r.tool ELSE '{OTHER}' END AS tool_name,
-               r.tool_type, r.layer, r.oversized, {_bucket_sql('r.' + column)} AS bucket,
+               r.tool_type, r.layer, r.oversized, {bin_sql('r.' + column)} AS bucket,
                count(*), sum(r.{column}), min(r.{column}), max(r.{column})
         FROM counted_results r JOIN counted_sessions s USING (session_key)
         GROUP BY ALL ORDER BY ALL""", [max_tools]).fetchall()
@@ -88,10 +84,22 @@ def aggregate(store, max_tools: int = DEFAULT_MAX_TOOLS) -> Aggregate:
                              "GROUP BY ALL ORDER BY ALL").fetchall()],
         files_skipped=db.execute("SELECT count(*) FROM files WHERE status = 'skipped'").fetchone()[0],
         start_unix_nano=int(started) if started is not None else time.time_ns(),
+        instance_id=instance_id(store.path),
     )
 
 
-# -- Prometheus text format (what node_exporter's textfile collector reads)
+def instance_id(database) -> str:
+    """The OTLP `service.instance.id` of a database: a UUID derived from its resolved path, the same on
+    every run. The data points are cumulative from the first scan's start, so each export continues the
+    series of the one before (a random id per run started new series every time). Cumulative rather than
+    delta: the database holds totals, not the change since the last export, and a backend can rate() them."""
+    import uuid
+    from pathlib import Path
+
+    return str(uuid.uuid5(uuid.NAMESPACE_URL, Path(database).resolve().as_uri()))
+
+
+# -- OpenMetrics text (what Prometheus scrapes, and node_exporter's textfile collector reads)
 
 def _label(value) -> str:
     text = str(value).lower() if isinstance(value, bool) else str(value)
@@ -100,37 +108,42 @@ def _label(value) -> str:
 
 def _labels(attributes: dict, extra: tuple = ()) -> str:
     pairs = [*attributes.items(), *extra]
-    return "{" + ",".join(f'{name}="{_label(value)}"' for name, value in pairs) + "}"
+    return "{" + ",".join(f'{name}="{_label(value)}"' for name, value in pairs) + "}" if pairs else ""
 
 
 def _number(value: float) -> str:
+    """OpenMetrics' canonical form: `+Inf`, a whole number as an integer, else Python's shortest float."""
     if value == math.inf:
         return "+Inf"
     return repr(int(value)) if float(value).is_integer() else repr(float(value))
 
 
 def _histogram_text(name: str, help_text: str, series: list[Series]) -> list[str]:
-    lines = [f"# HELP {name} {help_text}", f"# TYPE {name} histogram"]
+    lines = [f"# TYPE {name} histogram", f"# HELP {name} {help_text}"]
     for entry in series:
         running = 0
         for bound, count in zip((*BOUNDS, math.inf), entry.buckets):
             running += count
-            lines.append(f"{name}_bucket{_labels(entry.attributes, (('le', _number(bound)),))} {running}")
-        lines.append(f"{name}_sum{_labels(entry.attributes)} {_number(entry.sum)}")
+            le = "+Inf" if bound == math.inf else repr(float(bound))  # `le` as a float: 1.0, 3.0, 10.0 …
+            lines.append(f"{name}_bucket{_labels(entry.attributes, (('le', le),))} {running}")
         lines.append(f"{name}_count{_labels(entry.attributes)} {entry.count}")
+        lines.append(f"{name}_sum{_labels(entry.attributes)} {_number(entry.sum)}")
     return lines
 
 
-def prometheus_text(agg: Aggregate) -> str:
+def openmetrics_text(agg: Aggregate) -> str:
+    """The aggregates in the OpenMetrics text format (ending `# EOF`). Prometheus' older text format
+    reads it too (`# EOF` is a comment there), so promtool and textfile collectors accept the same file."""
     lines = [
         *_histogram_text("doctor_tool_result_chars", "Injected chars of each tool result in the triage database.",
                          agg.chars),
         *_histogram_text("doctor_tool_result_tokens", "Estimated tokens (chars / 4) of each tool result.", agg.tokens),
-        "# HELP doctor_sessions Sessions in the triage database.", "# TYPE doctor_sessions gauge",
+        "# TYPE doctor_sessions gauge", "# HELP doctor_sessions Sessions in the triage database.",
         *(f"doctor_sessions{_labels(attributes)} {count}" for attributes, count in agg.sessions),
-        "# HELP doctor_files_skipped Files the scans could not read as sessions or reports.",
         "# TYPE doctor_files_skipped gauge",
+        "# HELP doctor_files_skipped Files the scans could not read as sessions or reports.",
         f"doctor_files_skipped {agg.files_skipped}",
+        "# EOF",
     ]
     return "\n".join(lines) + "\n"
 
@@ -147,10 +160,19 @@ def write_textfile(path, text: str) -> None:
 # -- OTLP/HTTP
 
 def otlp_endpoint(url: str) -> str:
-    """The metrics endpoint: a bare collector address gets OTLP/HTTP's `/v1/metrics` path."""
+    """The metrics endpoint: a bare collector address gets OTLP/HTTP's `/v1/metrics` path. ExportError for
+    what is not an http(s) URL with a host (a typo must be a usage error, not an exporter's traceback)."""
     from urllib.parse import urlsplit
 
-    return url.rstrip("/") + "/v1/metrics" if urlsplit(url).path in ("", "/") else url
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 (raises ValueError for a port that is not a number in range)
+    except ValueError as exc:
+        raise ExportError(f"--otlp {url!r}: not a URL ({exc})") from None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ExportError(f"--otlp {url!r}: expected an http:// or https:// URL with a host, "
+                          "e.g. http://127.0.0.1:4318")
+    return url.rstrip("/") + "/v1/metrics" if parts.path in ("", "/") else url
 
 
 def metrics_data(agg: Aggregate):
@@ -192,7 +214,7 @@ def metrics_data(agg: Aggregate):
         total("doctor.sessions", "Sessions in the triage database", agg.sessions),
         total("doctor.files.skipped", "Files the scans could not read", [({}, agg.files_skipped)]),
     ]
-    resource = Resource.create({"service.name": "doctor-scan"})
+    resource = Resource.create({"service.name": "doctor-scan", "service.instance.id": agg.instance_id})
     scope = InstrumentationScope("doctor.triage", __version__)
     return MetricsData([ResourceMetrics(resource, [ScopeMetrics(scope, metrics, "")], "")])
 

@@ -18,7 +18,8 @@ from doctor.report.audit_summary import AUDIT_CATEGORIES
 from doctor.sources.base import SourceError
 from doctor.sources.jsonl import LINE_CAP, loads, over_cap_message
 from doctor.triage.rows import (
-    LAYER_COLUMNS, RESULT_COLUMNS, RESULT_TYPES, SESSION_TYPES, FileJob, FileOutcome, finish, storable, tool_type)
+    LAYER_COLUMNS, RESULT_COLUMNS, RESULT_TYPES, SESSION_TYPES, FileJob, FileOutcome, finish, started_at, storable,
+    tool_type)
 from doctor.triage.schema import fits
 
 MARKERS = (b'"schemaVersion"', b'"generator"', b'"toolResultRetention"')
@@ -68,13 +69,14 @@ def outcome(job: FileJob, report: dict, path: Path) -> FileOutcome:
         "format": source.get("format"),
         "session_id": source.get("sessionId"),
         "project_hash": source.get("projectHash"),
-        "started": source.get("started"),
+        "started": started_at(source.get("started")),
         "turns": None,  # a report does not say how many prompts the session had
         "size_bytes": source.get("sizeBytes"),
         "records": source.get("records"),
         "tool_results": stats["toolResultCount"] if available else None,
         "retained_chars": stats["totalChars"] if available else None,
         "retained_tokens": retention.get("totalTokens") if available else None,
+        **_window(report),
         "largest_chars": stats["largestResultChars"] if available else None,
         "oversized": stats["oversizedResultCount"] if available else None,
         **{column: layers.get(layer, 0) for column, layer in zip(LAYER_COLUMNS, LAYERS)},
@@ -89,6 +91,15 @@ def outcome(job: FileJob, report: dict, path: Path) -> FileOutcome:
     }
     _check_figures(path, row, rows)
     return finish(job, row, rows)
+
+
+def _window(report: dict) -> dict:
+    """The context window the report states (agentMeasure.contextWindow), checked like every figure."""
+    measure = report.get("agentMeasure")
+    window = measure.get("contextWindow") if isinstance(measure, dict) else None
+    if not isinstance(window, dict):
+        return {"context_window_tokens": None, "context_window_share": None}
+    return {"context_window_tokens": window.get("tokens"), "context_window_share": window.get("share")}
 
 
 @functools.cache

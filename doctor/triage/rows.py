@@ -10,6 +10,7 @@ import hashlib
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 
 from doctor.core.budgets import is_mcp_tool_name
 from doctor.core.sentinels import LAYERS
@@ -43,13 +44,17 @@ SESSION_TYPES = {
     "format": "VARCHAR",
     "session_id": "VARCHAR",
     "project_hash": "VARCHAR",
-    "started": "VARCHAR",
+    "started": "TIMESTAMP",  # UTC (rows.started_at); NULL when the session states none
     "turns": "BIGINT",
     "size_bytes": "BIGINT",
     "records": "BIGINT",
     "tool_results": "BIGINT",
     "retained_chars": "DOUBLE",
     "retained_tokens": "BIGINT",
+    # The model's context window where the session states it (doctor.core.context_window: a Codex rollout),
+    # and the share of it the tool results hold, in the agent's own measure (`doctor memory`'s contextWindow).
+    "context_window_tokens": "BIGINT",
+    "context_window_share": "DOUBLE",
     "largest_chars": "DOUBLE",
     "oversized": "BIGINT",
     **{column: "BIGINT NOT NULL" for column in LAYER_COLUMNS},
@@ -82,6 +87,9 @@ SESSION_COLUMNS = tuple(SESSION_TYPES)
 RESULT_COLUMNS = tuple(RESULT_TYPES)
 
 OK, SKIPPED, ARCHIVE, GONE = "ok", "skipped", "archive", "gone"
+# A file found in a folder that no reader recognises (an agent's settings, a subagent's `.meta.json`, notes):
+# recorded and listed with --skipped, but not a problem of the scan (a file named on the command line is).
+NOT_SESSION = "not-session"
 
 
 @dataclass(frozen=True)
@@ -89,13 +97,13 @@ class FileJob:
     """One file to scan: a session file, a pasted JSON report, or a member of an archive."""
 
     key: str  # stable id of the file (digest of its absolute path, and member)
-    path: str  # the file to open (the archive, for a member)
+    path: str  # the file to open (a member's unpacked copy, for a member)
     shown: str  # the path as the database stores it (--paths)
     member: str | None = None
     options: object = None  # assemble.ReportOptions
     known_results: int = 0  # rows already stored for a file that grew by appends
     known_digest: str | None = None  # digest of those rows
-    size: int = 0  # bytes to read (0 for an archive member), to group jobs into tasks of similar cost
+    size: int = 0  # bytes to read, to group jobs into tasks of similar cost
 
 
 @dataclass
@@ -137,6 +145,19 @@ def storable(value):
     if type(value) is str and not value.isascii():
         return _SURROGATE.sub("\ufffd", value)
     return value
+
+
+def started_at(text) -> datetime | None:
+    """A session's start as naive UTC, from the ISO 8601 text its agent recorded (no zone: UTC), so
+    `--since/--until` compare instants, not strings; None when the text is not such a time (an odd or
+    hostile value leaves the session out of time filters, it is never guessed)."""
+    if not isinstance(text, str) or not 10 <= len(text) <= 64:
+        return None
+    try:
+        moment = datetime.fromisoformat(text)
+        return moment.astimezone(timezone.utc).replace(tzinfo=None) if moment.tzinfo is not None else moment
+    except (ValueError, OverflowError):
+        return None
 
 
 def tool_type(name: str, budget_source: str) -> str:

@@ -8,9 +8,11 @@ would cost more on bulk inserts than it saves on the per-session deletes.
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from doctor.triage.rows import FILE_TYPES, RESULT_TYPES, SESSION_TYPES
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3  # 3: sessions.started is a TIMESTAMP, the context window's columns; scan_labels, file_labels
 
 _ARROW_TYPES = {"BIGINT": "int64", "DOUBLE": "float64", "VARCHAR": "string", "BOOLEAN": "bool_"}
 _BIGINT = range(-(1 << 63), 1 << 63)
@@ -34,6 +36,8 @@ def fits(sql_type: str, value) -> bool:
         return type(value) in (int, float) and abs(value) <= _LARGEST_DOUBLE
     if kind == "BOOLEAN":
         return type(value) is bool
+    if kind == "TIMESTAMP":
+        return type(value) is datetime
     return type(value) is str
 
 TABLES = {
@@ -53,6 +57,20 @@ TABLES = {
     interrupted BOOLEAN
 )""",
     "files": _create("files", FILE_TYPES),
+    # `--label KEY=VALUE` given with a scan: the scan's labels, and every file it saw (an archive stands
+    # for its members), so that answers can keep the sessions of one ticket or customer later.
+    "scan_labels": """CREATE TABLE scan_labels (
+    scan_id BIGINT NOT NULL,
+    key VARCHAR NOT NULL,
+    value VARCHAR NOT NULL,
+    PRIMARY KEY (scan_id, key, value)
+)""",
+    "file_labels": """CREATE TABLE file_labels (
+    file_key VARCHAR NOT NULL,
+    key VARCHAR NOT NULL,
+    value VARCHAR NOT NULL,
+    PRIMARY KEY (file_key, key, value)
+)""",
     "sessions": _create("sessions", SESSION_TYPES),
     "results": _create("results", {"session_key": "VARCHAR NOT NULL", **RESULT_TYPES}),
 }
@@ -100,5 +118,8 @@ def arrow_table(types: dict[str, str], rows: list[tuple]):
         kind = sql_type.split()[0]
         if kind == "DOUBLE":
             values = [None if value is None else float(value) for value in values]
+        if kind == "TIMESTAMP":
+            columns.append(pa.array(values, pa.timestamp("us")))
+            continue
         columns.append(pa.array(values, getattr(pa, _ARROW_TYPES.get(kind, "string"))()))
     return pa.Table.from_arrays(columns, names=list(types))

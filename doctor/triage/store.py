@@ -212,6 +212,23 @@ class Store:
                         [scan_id, _now(), engine])
         return scan_id
 
+    def record_labels(self, scan_id: int, labels: dict[str, tuple[str, ...]], file_keys: list[str]) -> None:
+        """The scan's `--label`s, on the scan and on every file it was given (one transaction; a file
+        labelled before keeps its labels: the same session can belong to two tickets)."""
+        if not labels:
+            return
+        pairs = [(key, value) for key, values in labels.items() for value in values]
+        self.db.execute("BEGIN")
+        try:
+            self.db.executemany("INSERT OR IGNORE INTO scan_labels VALUES (?, ?, ?)",
+                                [(scan_id, key, value) for key, value in pairs])
+            for key, value in pairs:
+                self.db.execute("INSERT OR IGNORE INTO file_labels SELECT unnest(?::VARCHAR[]), ?, ?",
+                                [file_keys, key, value])
+            self.db.execute("COMMIT")
+        except BaseException as exc:
+            self._rollback(exc)
+
     def finish_scan(self, scan_id: int, counts: dict, interrupted: bool) -> None:
         self.db.execute(
             "UPDATE scans SET finished_at = ?, files_seen = ?, files_new = ?, files_changed = ?, files_grown = ?, "
@@ -238,8 +255,7 @@ class Store:
                            "AND results.ordinal >= cut.first_new")
                 db.execute("DELETE FROM sessions WHERE session_key IN (SELECT session_key FROM cut)")
                 db.execute("DELETE FROM files WHERE file_key IN (SELECT session_key FROM cut)")
-                for outcome in stale:
-                    replay_inputs.forget(db, outcome.key)  # a session's replay rows are rewritten whole
+                replay_inputs.forget_many(db, [o.key for o in stale])  # a session's replay rows are rewritten whole
             if sessions:
                 new_sessions = arrow_table(SESSION_TYPES, [  # noqa: F841 (DuckDB reads the local variables by name)
                     tuple(storable(o.session[column]) for column in SESSION_COLUMNS) for o in sessions])
@@ -248,8 +264,7 @@ class Store:
                 if rows:
                     new_results = arrow_table(_RESULT_TABLE, rows)  # noqa: F841
                     db.execute("INSERT INTO results BY NAME SELECT * FROM new_results")
-                for outcome in sessions:
-                    replay_inputs.write(db, outcome.key, outcome.replay, fresh=True)
+                replay_inputs.write_group(db, [(o.key, o.replay) for o in sessions])
             new_files = arrow_table(FILE_TYPES, [  # noqa: F841
                 self._file_row(w.outcome.key, w.outcome.shown, w.fingerprint, w.outcome.status, w.outcome.reason,
                                scan_id, w.archive_key, w.folder_keys) for w in files])

@@ -52,4 +52,5 @@ class DoctorApp(App[None]):
     def action_help(self) -> None:
         if isinstance(self.screen, HelpScreen):
             return
-        self.push_screen(HelpScreen(active_keys(self.screen)))
+        head = getattr(self.screen, "help_intro", None)  # a screen that is not the memory screen says what it is
+        self.push_screen(HelpScreen(active_keys(self.screen), head() if head else None))

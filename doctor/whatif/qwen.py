@@ -273,6 +273,8 @@ def _temp_dir(session: LoadedSession, sites: Iterable) -> tuple[str, str]:
     session names, else the session file's own place under `<QWEN_HOME>/projects/…/chats/`, else the
     QWEN_HOME doctor reads settings from."""
     for site in sites:
+        if site.recorded.find("/tmp/", 0, 4096) < 0:
+            continue  # the path's fixed part is absent: no need for the pattern, which costs far more than a find
         found = _TEMP_DIR.search(site.recorded, 0, 4096)
         if found:
             return found.group(1), "a path the session names"

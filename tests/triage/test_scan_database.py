@@ -33,7 +33,7 @@ def corpus_db(tmp_path_factory) -> Path:
         patch.setenv("HOME", str(home))
         patch.delenv("QWEN_HOME", raising=False)
         assert main(["scan", "--db", str(db), "--jobs", "1", "-o", str(db.with_suffix(".txt")),
-                     str(RECORDINGS), str(FIXTURES)]) == 3  # recordings' meta/script files are not sessions
+                     str(RECORDINGS), str(FIXTURES)]) == 0  # their meta/script files: not sessions, not skipped
     return db
 
 
@@ -116,7 +116,7 @@ def test_unknown_files_are_recorded_with_their_reason(capsys, tmp_path: Path) ->
     db = tmp_path / "t.duckdb"
     code, out, err = scan(capsys, db, folder)
     assert code == 3, err
-    assert "4 files seen, 4 new" in out and "3 skipped" in out
+    assert "4 files seen; 4 new" in out and "3 skipped" in out
     skipped = dict(table(db, "SELECT path, reason FROM files WHERE status = 'skipped' ORDER BY path"))
     assert len(skipped) == 3
     assert skipped[next(p for p in skipped if p.endswith("empty.json"))].startswith("file is empty")
@@ -127,15 +127,15 @@ def test_unknown_files_are_recorded_with_their_reason(capsys, tmp_path: Path) ->
     assert "Skipped files" in out and "unknown session format" in out
 
 
-def test_recordings_metadata_files_are_skipped_not_read_as_sessions(corpus_db: Path) -> None:
+def test_recordings_metadata_files_are_not_read_as_sessions(corpus_db: Path) -> None:
     """A recording's meta.json is not a session of any agent (a Qwen one has sessionId and projectHash,
-    as a Gemini ConversationRecord has): the scan records it as skipped with the reason, and the only
+    as a Gemini ConversationRecord has): the scan records it as not a session with the reason, and the only
     Gemini sessions are the real Gemini files."""
     metadata = sorted(RECORDINGS.rglob("meta.json"))
     assert any("qwen" in str(path) for path in metadata)
     rows = table(corpus_db, "SELECT status, reason FROM files WHERE path LIKE '%/meta.json'")
     assert len(rows) == len(metadata)
-    assert all(status == "skipped" and reason.startswith("unknown session format") for status, reason in rows), rows
+    assert all(status == "not-session" and reason.startswith("unknown session format") for status, reason in rows), rows
     assert table(corpus_db, "SELECT count(*) FROM sessions WHERE path LIKE '%meta.json'")[0][0] == 0
     nested = sorted(RECORDINGS.glob("gemini/*/*/home/.gemini/tmp/*/chats/*.jsonl"))  # e.g. gemini/whatif/<variant>
     gemini = [p for p in all_sources() + nested if {RECORDINGS / "gemini", FIXTURES / "gemini-cli"} & set(p.parents)]

@@ -24,17 +24,18 @@ SCREENS = (
 )
 OUTRO = """q quits from any screen; escape goes back.
 
-Keys can be remapped by binding id: DOCTOR_KEYMAP="pager.search=ctrl+f,memory.biggest=B"
-or a JSON object {id: keys} in ~/.config/doctor/keymap.json. ctrl+p lists every action."""
+Keys can be remapped by binding id: DOCTOR_KEYMAP="{example}"
+or a JSON object {{id: keys}} in ~/.config/doctor/keymap.json. ctrl+p lists every action."""
 
 
-def intro() -> Group:
+def intro(first: str = INTRO, screens_shown=SCREENS, example: str = "pager.search=ctrl+f,memory.biggest=B") -> Group:
+    """The help's head: what the screens are (a screen may give its own: `HELP_INTRO`, `HELP_SCREENS`)."""
     screens = Table.grid(padding=(0, 2))
     screens.add_column(no_wrap=True)
     screens.add_column()
-    for name, text in SCREENS:
+    for name, text in screens_shown:
         screens.add_row(name, text)
-    return Group(Text(INTRO + "\n"), screens, Text("\n" + OUTRO))
+    return Group(Text(first + "\n"), screens, Text("\n" + OUTRO.format(example=example)))
 
 
 def key_table(bindings: list[tuple[str, str, str]]) -> Table:
@@ -72,11 +73,12 @@ def active_keys(screen) -> list[tuple[str, str, str]]:
 class HelpScreen(ModalScreen[None]):
     BINDINGS = [Binding("escape,question_mark,f1", "app.pop_screen", "Close", id="help.close")]
 
-    def __init__(self, rows: list[tuple[str, str, str]]) -> None:
+    def __init__(self, rows: list[tuple[str, str, str]], head: Group | None = None) -> None:
         super().__init__()
         self.rows = rows
+        self.head = head
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="help"):
-            yield Static(intro())
+            yield Static(self.head or intro())
             yield Static(key_table(self.rows))

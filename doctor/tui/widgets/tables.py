@@ -17,6 +17,22 @@ from textual.widgets._data_table import Row, RowKey
 from doctor.tui.table_cells import DEFAULT_SORT as SORTED_BY, RESULTS_COLUMNS, TOOLS_COLUMNS, TableRows
 
 
+def show_sort(table: DataTable, labels: dict[str, str], sort_column: str, reverse: bool) -> None:
+    """The sorted column's header carries ↓ or ↑ (with equal values a sort shows no other change)."""
+    for column in table.columns.values():
+        label = labels[column.key.value]
+        if column.key.value == sort_column:
+            column.label = Text(f"{label} {'↓' if reverse else '↑'}", style="bold")
+            column.content_width = max(column.content_width, column.label.cell_len)
+            if column.auto_width:
+                column.width = max(column.width, column.content_width)
+        else:
+            column.label = Text(label)
+    table._require_update_dimensions = True
+    table._update_count += 1
+    table.refresh()
+
+
 class PatchedTable(DataTable):
     """A DataTable with stable column keys, in-place patching and a remembered sort."""
 
@@ -52,19 +68,7 @@ class PatchedTable(DataTable):
                 self._show_sort()
 
     def _show_sort(self) -> None:
-        """The sorted column's header carries ↓ or ↑ (with equal values a sort shows no other change)."""
-        for column in self.columns.values():
-            label = self.labels[column.key.value]
-            if column.key.value == self.sort_column:
-                column.label = Text(f"{label} {'↓' if self.sort_reverse else '↑'}", style="bold")
-                column.content_width = max(column.content_width, column.label.cell_len)
-                if column.auto_width:
-                    column.width = max(column.width, column.content_width)
-            else:
-                column.label = Text(label)
-        self._require_update_dimensions = True
-        self._update_count += 1
-        self.refresh()
+        show_sort(self, self.labels, self.sort_column, self.sort_reverse)
 
     def show_rows(self, rows: TableRows) -> None:
         """Make the table hold exactly `rows`: patched in place when little changed, else rebuilt in bulk.
