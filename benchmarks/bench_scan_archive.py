@@ -26,7 +26,7 @@ import zipfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-SESSION = ROOT / "tests" / "recordings" / "qwen" / "errors" / "session.jsonl"
+SESSION = ROOT / "tests" / "recordings" / "qwen" / "orphaned" / "session.jsonl"  # 5 KB, as in the case
 
 
 def build(work: Path, members: int) -> dict[str, Path]:

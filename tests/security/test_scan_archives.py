@@ -30,6 +30,7 @@ from tests.security.writes_support import DOCTOR, LEFT_OUT
 
 ROOT = Path(__file__).resolve().parents[2]
 SESSION = ROOT / "tests" / "recordings" / "qwen" / "errors" / "session.jsonl"
+SMALL_SESSION = ROOT / "tests" / "recordings" / "qwen" / "orphaned" / "session.jsonl"  # 5 KB: many copies stay small
 WRITE_LIMIT = 64 << 20
 ZERO_BLOCK = 16 << 20
 
@@ -214,7 +215,7 @@ def test_many_members_are_all_scanned_from_one_pass(tmp_path, temp):
     """100 sessions in one .tgz: every one is a row (the archive is streamed once; see
     benchmarks/bench_scan_archive.py for the time against the same sessions as plain files)."""
     archive = tmp_path / "many.tgz"
-    session = SESSION.read_bytes()
+    session = SMALL_SESSION.read_bytes()
     with tarfile.open(archive, "w:gz") as tar:
         for index in range(100):
             info = tarfile.TarInfo(f"user{index}/session.jsonl")
@@ -249,7 +250,7 @@ def _wait_for_unpacked(temp: Path, process: subprocess.Popen) -> None:
 def big_archive(tmp_path) -> Path:
     """Enough members that the scan is still reading them when the test stops it."""
     archive = tmp_path / "big.tgz"
-    session = SESSION.read_bytes()
+    session = SMALL_SESSION.read_bytes()
     with tarfile.open(archive, "w:gz") as tar:
         for index in range(1500):
             info = tarfile.TarInfo(f"u{index}/session.jsonl")
