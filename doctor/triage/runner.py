@@ -108,8 +108,7 @@ def scan(store: Store, request: ScanRequest) -> ScanSummary:
     engine = request.engine or _local_pool()
     with stopping.handled() as stops, ctrl_c_as_interrupt():
         scan_id = store.begin_scan(engine.name)
-        store.record_labels(scan_id, request.labels,
-                            [file_key(path.path if isinstance(path, LeftOut) else path) for path in request.files])
+        store.record_labels(scan_id, request.labels, [file_key(path) for path in request.files])
         known = store.known_files()
         group = None
         try:
