@@ -1,17 +1,17 @@
-"""What one file's database transaction costs `doctor scan`'s main process, beside what reading the file costs.
+"""What writing a file costs `doctor scan`'s main process, beside what reading the file costs.
 
-The scan's main process writes every file in its own DuckDB transaction (doctor/triage/store.py:
-BEGIN, the sessions row, the result rows as one Arrow table, the files row, COMMIT). This takes the
-real outcomes of a sample of corpus sessions (every Nth; `scan_file`, as a worker makes them), then
-in one process: reads each file as the single-reader baseline of bench_scan.py does (`open_session`
-+ `report_for_session`), and writes each outcome into a fresh database through `Store.write`, timing
-the result rows and the files row apart from the rest. CPU time (`time.process_time`), totals and per file. The ratio
-writer ÷ reader bounds the scan's throughput on a machine whose cores run the workers: even with a
-job that cost exactly the reader, the scan reads at most 1 ÷ (1 + writer ÷ reader) × cores × the
-single reader's throughput.
+The scan's main process commits finished files in groups (doctor/triage/store.py `write_group`: one
+transaction, one statement per table for the whole group). This takes the real outcomes of a sample
+of corpus sessions (every Nth; `scan_file`, as a worker makes them), then in one process: reads each
+file as the single-reader baseline of bench_scan.py does (`open_session` + `report_for_session`),
+and writes the outcomes into a fresh database through `Store.write_group`, in groups of --group
+files (1: a transaction per file, as before group commits; default: the scan's GROUP_FILES). CPU
+time (`time.process_time`), totals and per file. The ratio writer ÷ reader bounds the scan's
+throughput on a machine whose cores run the workers: even with a job that cost exactly the reader,
+the scan reads at most 1 ÷ (1 + writer ÷ reader) × cores × the single reader's throughput.
 
 Usage (after benchmarks/bench_scan.py built the corpus):
-    python benchmarks/bench_scan_writer.py [--root /tmp/doctor-bench-scan] [--every 5]
+    python benchmarks/bench_scan_writer.py [--root /tmp/doctor-bench-scan] [--every 5] [--group 64]
 """
 
 from __future__ import annotations
@@ -21,7 +21,6 @@ import os
 import sys
 import tempfile
 import time
-from collections import defaultdict
 from pathlib import Path
 
 from doctor.assemble import ReportOptions, report_for_session
@@ -30,27 +29,17 @@ from doctor.triage.fingerprint import fingerprint
 from doctor.triage.inputs import file_key
 from doctor.triage.job import scan_file
 from doctor.triage.rows import OK, FileJob
-from doctor.triage.store import Store
+from doctor.triage.runner import GROUP_FILES
+from doctor.triage.store import FileWrite, Store
 
 clock = time.process_time
-
-
-def timed(spent: dict, name: str, method):
-    """`method`, its CPU time added to spent[name] (wrapping the store's methods, not its connection:
-    DuckDB finds the Arrow table of `_insert_results` among the locals of the frame that calls it)."""
-    def wrapper(*args, **kwargs):
-        start = clock()
-        try:
-            return method(*args, **kwargs)
-        finally:
-            spent[name] += clock() - start
-    return wrapper
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--root", type=Path, default=Path("/tmp/doctor-bench-scan"))
     parser.add_argument("--every", type=int, default=5)
+    parser.add_argument("--group", type=int, default=GROUP_FILES, help="files per transaction")
     args = parser.parse_args()
     files = sorted(p for p in (args.root / "corpus").rglob("*") if p.is_file() and p.suffix in (".jsonl", ".json"))
     files = files[::args.every]
@@ -67,15 +56,13 @@ def main() -> None:
         reading += clock() - start
         outcomes.append((outcome, fingerprint(path)))
 
-    spent: dict[str, float] = defaultdict(float)
     with tempfile.TemporaryDirectory(prefix="bench-writer-") as tmp:
         store = Store(Path(tmp) / "triage.duckdb")
         scan_id = store.begin_scan("local")
-        store._insert_results = timed(spent, "result rows (one Arrow table)", store._insert_results)
-        store._file_row = timed(spent, "files row", store._file_row)
+        writes = [FileWrite(outcome, fp, fresh=True) for outcome, fp in outcomes]
         start = clock()
-        for outcome, fp in outcomes:
-            store.write(outcome, fp, scan_id, fresh=True)
+        for first in range(0, len(writes), args.group):
+            store.write_group(writes[first:first + args.group], scan_id)
         writing = clock() - start
         store.close()
 
@@ -84,10 +71,8 @@ def main() -> None:
     print(f"{n} sessions (every {args.every}th file of {args.root / 'corpus'}), {rows:,} result rows; "
           f"Python {sys.version.split()[0]}; load average {os.getloadavg()[0]:.1f}")
     print(f"reader (open_session + report_for_session): {reading:.2f} s CPU, {reading / n * 1000:.2f} ms a file")
-    print(f"writer (Store.write, one transaction a file): {writing:.2f} s CPU, {writing / n * 1000:.2f} ms a file")
-    spent["BEGIN, sessions row, COMMIT"] = writing - sum(spent.values())
-    for part, seconds in spent.items():
-        print(f"  {part:<30} {seconds / n * 1000:6.2f} ms a file")
+    print(f"writer (Store.write_group, {args.group} files a transaction): {writing:.2f} s CPU, "
+          f"{writing / n * 1000:.2f} ms a file")
     ratio = writing / reading
     print(f"writer / reader: {ratio:.2f}; scan throughput bound with a job costing exactly the reader: "
           f"{1 / (1 + ratio):.2f} x cores x single reader")

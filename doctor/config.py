@@ -18,7 +18,7 @@ from pathlib import Path
 
 import platformdirs
 
-from doctor.core.budgets import parse_budget_value
+from doctor.core.budgets import SetBudget, parse_budget_value
 
 
 class ConfigError(ValueError):
@@ -32,7 +32,7 @@ def config_path(env: Mapping[str, str] | None = None) -> Path:
 
 
 def load_budget_overrides(path: Path | None = None) -> dict[str, float]:
-    """`[budgets]` of the config file; {} when there is no file."""
+    """`[budgets]` of the config file, each naming its key and the file (`SetBudget`); {} when there is no file."""
     path = config_path() if path is None else path
     try:
         text = path.read_text(encoding="utf-8")
@@ -52,7 +52,7 @@ def load_budget_overrides(path: Path | None = None) -> dict[str, float]:
     overrides: dict[str, float] = {}
     for name, value in budgets.items():
         try:
-            overrides[name] = parse_budget_value(str(value))
+            overrides[name] = SetBudget(parse_budget_value(str(value)), f"[budgets] {name} in {path}")
         except ValueError:
             raise ConfigError(f"{path}: budget for {name!r} is not a number: {value!r}") from None
     return overrides

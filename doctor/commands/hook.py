@@ -6,10 +6,13 @@ oversized by that agent's rule, as the model will get it (`doctor.integrations.a
 `--tell-model` (chosen at install time) `additionalContext` tells the model in one sentence;
 silent otherwise, and never blocking the tool.
 `UserPromptSubmit` (Codex, which has no custom slash commands): a prompt starting with
-`/doctor:memory` is answered with `additionalContext` holding the summary of the hook's own
-session (`transcript_path`); every other prompt gets no output. `UserPromptExpansion` (Claude
-Code, when its `/doctor:memory` command expands): the same summary, the typed arguments coming
-as `command_args` on stdin, where no shell sees them. A hook must never get in the
+`$doctor-memory` (doctor's skill, what its interactive app sends) or `/doctor:memory` (`codex exec`)
+is answered with `additionalContext` holding the summary of the hook's own session
+(`transcript_path`); every other prompt gets no output. `UserPromptExpansion` (Claude Code, when
+its `/doctor:memory` command expands): the same summary, the typed arguments coming as
+`command_args` on stdin, where no shell sees them. Gemini's `SessionStart`: the session is recorded
+for the Gemini process (`doctor.integrations.current`), since its `/doctor:memory` is told nothing;
+no output. A hook must never get in the
 agent's way: whatever happens, it exits 0 (exit 2 would block the prompt or the tool) and
 prints nothing on stdout but a valid answer; a problem is one line on stderr. Every string of the
 answer is made inert on its way out (`doctor.integrations.relay`): the agent shows `systemMessage`
@@ -24,9 +27,9 @@ from pathlib import Path
 from types import SimpleNamespace
 
 from doctor import exitcodes
-from doctor.integrations import AGENTS
+from doctor.integrations import AGENTS, typed_command
 
-SLASH = "/doctor:memory"
+PROMPTS = ("$doctor-memory", "/doctor:memory")  # the skill, then the form `codex exec` passes on
 STDIN_CAP = 64 << 20
 """The most of a hook's stdin doctor reads: far above the tool output an agent hands its hooks (the agents cut
 a result to tens of KB before the model sees it), and a bound on what one payload can make the hook hold."""
@@ -80,6 +83,11 @@ AFTER_TOOL = ("PostToolUse", "AfterTool")
 
 def respond(agent: str, payload: dict, *, tell_model: bool = False) -> dict | None:
     event = payload.get("hook_event_name")
+    if event == "SessionStart" and agent == "gemini":  # which session this Gemini process is in, for /doctor:memory
+        from doctor.integrations.current import remember
+
+        remember(agent, payload)
+        return None
     if event == "UserPromptSubmit":
         return _prompt(agent, payload)
     if event == "UserPromptExpansion":
@@ -95,11 +103,13 @@ def _after_tool(agent: str, event: str, payload: dict, tell_model: bool) -> dict
     tool = payload.get("tool_name")
     cwd = payload.get("cwd")
     model = payload.get("model")  # Codex names it: its truncation policy depends on the model
+    call_id = payload.get("tool_call_id")  # Qwen's: its spill files are named after it
     alarm = check(agent, tool if isinstance(tool, str) else "", payload.get("tool_response"),
-                  Path(cwd) if isinstance(cwd, str) else None, model=model if isinstance(model, str) else None)
+                  Path(cwd) if isinstance(cwd, str) else None, model=model if isinstance(model, str) else None,
+                  call_id=call_id if isinstance(call_id, str) else None)
     if alarm is None:
         return None
-    answer: dict = {"systemMessage": alarm.for_user()}
+    answer: dict = {"systemMessage": alarm.for_user(typed_command(agent))}
     if tell_model:
         answer["hookSpecificOutput"] = {"hookEventName": event, "additionalContext": alarm.for_model()}
     return answer
@@ -107,9 +117,11 @@ def _after_tool(agent: str, event: str, payload: dict, tell_model: bool) -> dict
 
 def _prompt(agent: str, payload: dict) -> dict | None:
     prompt = payload.get("prompt")
-    if not isinstance(prompt, str) or not prompt.lstrip().startswith(SLASH):
+    typed = prompt.lstrip() if isinstance(prompt, str) else ""
+    command = next((each for each in PROMPTS if typed.startswith(each)), None)
+    if command is None:
         return None
-    rest = prompt.lstrip()[len(SLASH):]
+    rest = typed[len(command):]
     if rest and not rest[0].isspace():
         return None  # `/doctor:memoryfoo` is not the command
     from doctor.integrations.plans import SHOW_AS_IS

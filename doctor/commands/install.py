@@ -1,14 +1,15 @@
 """`doctor install <agent>` / `doctor uninstall <agent>`: doctor inside Claude Code, Gemini CLI, Qwen Code, Codex.
 
 Prints one line per file it created, updated or removed (and the backup it made), or the diff
-with `--dry-run`, writing nothing then. `--trust` (Codex) then has Codex record the user's trust
+with `--dry-run`, writing nothing then. The agents' commands run the doctor that ran the install,
+by its absolute path (`doctor.integrations.program`): an agent's environment often lacks the
+virtualenv's folder on PATH, and a bare `doctor` then failed after every tool call. `--trust` (Codex) then has Codex record the user's trust
 in doctor's hook (`doctor.integrations.codex_trust`). A settings file that does not parse, or a file at one of
 doctor's paths that doctor did not write, is refused: exit 2, one line naming it, nothing written.
 """
 
 from __future__ import annotations
 
-import shutil
 import sys
 from pathlib import Path
 
@@ -56,11 +57,13 @@ def run(args) -> int:
         print(f"doctor {command}: refused: {exc}", file=sys.stderr)
         return exitcodes.USAGE_OR_INPUT
     trust = None
+    from doctor.integrations.codex_trust import TrustFailed
+
     if getattr(args, "trust", False):
         if args.agent != "codex":
             print(f"doctor {command}: --trust is for Codex (the other agents run doctor's hook without it)", file=sys.stderr)
             return exitcodes.USAGE_OR_INPUT
-        from doctor.integrations.codex_trust import CodexTrust, TrustFailed
+        from doctor.integrations.codex_trust import CodexTrust
 
         trust = CodexTrust(location)
         try:
@@ -78,26 +81,28 @@ def run(args) -> int:
             print(f"would ask Codex to trust doctor's hook in {trust.config} (its own `codex app-server`)")
         print(f"doctor {command} {args.agent}: dry run, {len(changed)} file(s) would change, nothing written")
         return exitcodes.OK
-    try:
-        backups = apply(changed)
+    trusted: list[str] = []
+    try:  # the trust needs the hook written; if Codex cannot record it, what was written goes back
+        backups = apply(changed, then=None if trust is None else lambda: trusted.append(trust.apply()))
     except OSError as exc:
         print(f"doctor {command}: {getattr(exc, 'filename', '') or ''}: {exc.strerror or exc}", file=sys.stderr)
+        return exitcodes.USAGE_OR_INPUT
+    except TrustFailed as exc:
+        print(f"doctor {command}: could not trust doctor's hook: {exc}; nothing was installed (what was written "
+              "was put back); trust it with /hooks in Codex, or install without --trust", file=sys.stderr)
         return exitcodes.USAGE_OR_INPUT
     for change in planned.changes:
         print(f"{change.verb:9} {change.path}" + _details(change, backups.get(change.path)))
     if not changed:
         print(f"doctor {command} {args.agent}: already {'installed' if args.installing else 'absent'}, nothing changed")
-    if trust is not None:
-        try:
-            print(trust.apply())
-        except (Refused, TrustFailed) as exc:
-            print(f"doctor {command}: could not trust doctor's hook: {exc}; trust it with /hooks in Codex", file=sys.stderr)
-            return exitcodes.USAGE_OR_INPUT
+    for line in trusted:
+        print(line)
     if args.installing:
+        if changed:
+            print(f"runs      {location.program} (this doctor, by its full path: the agent needs no PATH to it; "
+                  "install again if you move it)")
         for note in planned.notes:
             print(f"next: {note}")
-        if shutil.which("doctor") is None:
-            print("warning: `doctor` is not on PATH; the agent runs `doctor …` and will not find it", file=sys.stderr)
     return exitcodes.OK
 
 

@@ -28,8 +28,12 @@ def default_db() -> Path:
 
 
 def register(subparsers) -> None:
+    from doctor.safety import archive_caps
+
     parser = subparsers.add_parser("scan", help="many sessions or reports into a triage database, and its answers",
-                                   description=__doc__.splitlines()[0])
+                                   description=__doc__.splitlines()[0],
+                                   epilog=f"Archives: {archive_caps.TEXT}. In folders only regular files are read: "
+                                          "FIFOs, devices, sockets and links below a folder are listed as skipped.")
     parser.add_argument("paths", nargs="*", metavar="PATH",
                         help="session files, folders, globs, pasted JSON reports, tar/zip archives")
     parser.add_argument("--all", dest="scan_all", action="store_true", help="every session of every agent on this machine")

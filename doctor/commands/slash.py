@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 
 from doctor import exitcodes
-from doctor.integrations import AGENTS
+from doctor.integrations import AGENTS, typed_command
 from doctor.report.model import PATH_STYLES
 
 USAGE = "/doctor:memory [--top N] [--paths short|full|hash]"
@@ -78,10 +78,13 @@ def compose(agent: str, session_id: str | None, transcript: Path | None, typed: 
     except ValueError as exc:
         return f"doctor: {exc}. Usage: {USAGE}\n", exitcodes.USAGE_OR_INPUT
     found = locate(agent, session_id, cwd, transcript=transcript)
+    if not found.known:
+        return ("doctor: cannot tell which session this is: doctor's SessionStart hook has not recorded it "
+                f"(start a new session after `doctor install {agent}`); not describing another session.\n"), exitcodes.OK
     if found.path is None:
         if found.session_id:
             return (f"doctor: session {found.session_id} has no transcript yet (its first prompt); "
-                    "run /doctor:memory again after a turn.\n"), exitcodes.OK
+                    f"run {typed_command(agent)} again after a turn.\n"), exitcodes.OK
         return f"doctor: no {agent} session found for {cwd} yet.\n", exitcodes.OK
     return summary(found.path, agent, options.top, options.paths)
 

@@ -23,6 +23,7 @@ from doctor.core.gc_pause import cyclic_gc_paused
 
 AGENTS = ("claude", "qwen")
 UNAVAILABLE = "doctor: —"
+NO_RESULTS = "doctor: no tool results yet"
 
 
 def register(subparsers) -> None:
@@ -62,12 +63,15 @@ def status(agent: str, stdin: bytes) -> str:
     found = locate(agent, _text(payload.get("session_id")), Path(cwd) if cwd else Path.cwd(),
                    transcript=Path(transcript) if transcript else None)
     if found.path is None or _empty(found.path):  # Qwen creates the file before its first record
-        return "doctor: no tool results yet"
+        return NO_RESULTS
     from doctor.core.context_window import from_status_payload
     from doctor.statusline.line import render
-    from doctor.statusline.update import current_figures
+    from doctor.statusline.update import NothingYet, current_figures
 
-    found_figures = current_figures(agent, found.path)
+    try:
+        found_figures = current_figures(agent, found.path)
+    except NothingYet:
+        return NO_RESULTS
     if found_figures is None:
         _log(f"{found.path}: retention diagnostics unavailable for this history (see doctor memory)")
         return UNAVAILABLE

@@ -117,11 +117,31 @@ def mcp_server_of(name: str) -> str | None:
     return server or None
 
 
+class SetBudget(float):
+    """A budget the user gave doctor, remembering where: `[budgets] NAME in <config file>` or `--tool-budget NAME`.
+
+    It is the number everywhere a budget is compared or stored (`float(...)` where a Struct keeps it);
+    `origin` is what a report says the budget came from, so doctor's own budget is never credited to the
+    agent nor to a flag the user did not pass."""
+
+    origin: str
+
+    def __new__(cls, value: float, origin: str) -> "SetBudget":
+        budget = super().__new__(cls, value)
+        budget.origin = origin
+        return budget
+
+
+def override_origin(value: float, name: str) -> str:
+    """Where an override of tool `name` was set (a plain number: the command line's `--tool-budget`)."""
+    return getattr(value, "origin", None) or f"--tool-budget {name}"
+
+
 class Budget(Struct, frozen=True):
     """A budget in chars (INFINITE allowed) and where it came from.
 
     source: "tool" (the tool declares it), "mcp" (MCP tool default),
-    "threshold" (global fallback), "override" (user flag or config file);
+    "threshold" (global fallback), "override" (user flag or config file, `detail` says which);
     other agents' budgets say "default", "env" or "settings" (doctor.core.agent_rules).
     """
 
@@ -234,11 +254,11 @@ class BudgetRegistry(Struct, dict=True):
     def _lookup(self, name: str) -> Budget | None:
         override = self.overrides.get(name)
         if override is not None:
-            return Budget(override, "override", name)
+            return Budget(float(override), "override", override_origin(override, name))
         canonical = canonical_tool_name(name)
         override = self.overrides.get(canonical)
         if override is not None:
-            return Budget(override, "override", canonical)
+            return Budget(float(override), "override", override_origin(override, canonical))
         spec = self._by_name.get(canonical)
         if spec is not None:
             return self._spec_budget(spec)
@@ -250,7 +270,7 @@ class BudgetRegistry(Struct, dict=True):
     def _spec_budget(self, spec: ToolSpec) -> Budget | None:
         override = self.overrides.get(spec.name)
         if override is not None:
-            return Budget(override, "override", spec.name)
+            return Budget(float(override), "override", override_origin(override, spec.name))
         if spec.name == SHELL_TOOL:
             if self.limits.threshold_explicit:
                 return Budget(self.limits.shell_budget, "tool", "shell follows the explicit threshold")
@@ -269,7 +289,7 @@ class BudgetRegistry(Struct, dict=True):
         """
         override = self.overrides.get(name)
         if override is not None:
-            return Budget(override, "override", name)
+            return Budget(float(override), "override", override_origin(override, name))
         for display in (name, TOOL_DISPLAY_NAMES_MIGRATION.get(name, name)):
             spec = self._by_display.get(display)
             if spec is not None:
@@ -310,7 +330,7 @@ def parse_tool_budget_overrides(pairs: Iterable[str]) -> dict[str, float]:
         if not sep or not name.strip():
             raise ValueError(f"expected NAME=N, got {pair!r}")
         try:
-            overrides[name.strip()] = parse_budget_value(value)
+            overrides[name.strip()] = SetBudget(parse_budget_value(value), f"--tool-budget {name.strip()}")
         except ValueError:
             raise ValueError(f"budget for {name.strip()!r} is not a number: {value!r}") from None
     return overrides

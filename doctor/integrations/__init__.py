@@ -10,3 +10,10 @@ modules of it and so run this file each time.
 
 AGENTS = ("claude", "gemini", "qwen", "codex")
 USER, PROJECT = "user", "project"
+# What a user of each agent types to see doctor's summary of the session: Codex's interactive app
+# rejects an unknown `/command` before any hook runs, so there it is doctor's skill, `$doctor-memory`.
+TYPED = {"claude": "/doctor:memory", "gemini": "/doctor:memory", "qwen": "/doctor:memory", "codex": "$doctor-memory"}
+
+
+def typed_command(agent: str | None) -> str:
+    return TYPED.get(agent or "", "/doctor:memory")

@@ -45,10 +45,11 @@ def plan(location: Location, *, installing: bool, options: dict) -> Plan:
              "and an oversized tool result raises doctor's alarm"] if installing else []
 
     def edit(settings: dict) -> None:
-        edit_hook(settings, "claude", "PostToolUse", installing=installing,
+        edit_hook(settings, "claude", "PostToolUse", location.program, installing=installing,
                   tell_model=options.get("tell_model", False), matcher="*", timeout=30)
-        edit_hook(settings, "claude", "UserPromptExpansion", installing=installing, matcher=COMMAND_NAME, timeout=30)
-        edit_status_line(settings, ("statusLine",), "claude", installing=installing, notes=notes,
+        edit_hook(settings, "claude", "UserPromptExpansion", location.program, installing=installing,
+                  matcher=COMMAND_NAME, timeout=30)
+        edit_status_line(settings, ("statusLine",), "claude", location.program, installing=installing, notes=notes,
                          wanted=options.get("statusline", True))
 
     return Plan([command, json_settings(base / "settings.json", edit, installing=installing, within=location.within)],

@@ -8,7 +8,7 @@ doctor does not compute it: it does what the TUI's "Trust" does, through Codex's
 (`codex app-server`, JSON-RPC on stdio, its protocol described by `codex app-server
 generate-json-schema`). `hooks/list` gives each hook its key, its current hash and its trust status;
 `config/batchWrite` stores a trusted hash with Codex's own config writer, which keeps comments and
-every other key. Only the hooks doctor installed are trusted: command `doctor hook codex` (or its
+every other key. Only the hooks doctor installed are trusted: command `<doctor> hook codex` (or its
 `--tell-model` form), from the hooks.json doctor wrote, not managed. Around the write, as for every
 settings file doctor changes: a config.toml that does not parse is refused before anything is
 written, it is backed up first, and afterwards it must hold every key it held before (else the
@@ -26,11 +26,10 @@ from pathlib import Path
 
 from doctor import __version__
 from doctor.integrations.files import Refused, back_up, read_settings, restore
-from doctor.integrations.plans import Location, hook_command
+from doctor.integrations.plans import Location, is_hook_command
 from doctor.sources.discovery import CODEX, agent_homes
 
 TIMEOUT_SECONDS = 60  # for the whole conversation with the app server
-COMMANDS = frozenset(hook_command("codex", tell_model=variant) for variant in (False, True))
 
 
 class TrustFailed(Exception):
@@ -81,7 +80,7 @@ class CodexTrust:
     def _doctors_hooks(self, server: _AppServer) -> list[dict]:
         listed = server.call("hooks/list", {"cwds": [str(self.location.project)]})
         hooks = [hook for entry in listed.get("data") or () for hook in entry.get("hooks") or ()
-                 if isinstance(hook, dict) and hook.get("handlerType") == "command" and hook.get("command") in COMMANDS
+                 if isinstance(hook, dict) and hook.get("handlerType") == "command" and is_hook_command(hook.get("command"), "codex")
                  and hook.get("sourcePath") == str(self.hooks_file) and not hook.get("isManaged")
                  and isinstance(hook.get("key"), str) and isinstance(hook.get("currentHash"), str)]
         if not hooks:

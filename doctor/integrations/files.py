@@ -37,7 +37,9 @@ from doctor.safety.writes import Refused
 MARKER = "doctor install"  # every file doctor owns says "Written by `doctor install <agent>`"
 BACKUP = ".doctor-backup-"
 _BACKUP_NAME = re.compile(r"(\d{8}T\d{6})(?:-(\d+))?")
-_DOCTORS_FOLDERS = ("doctor", "commands", "policies")  # left empty by a removed file of doctor's: removed too
+# left empty by a removed file of doctor's: removed too (`commands/doctor/`, `policies/`, Codex's
+# `skills/doctor-memory/agents/`), climbing while the folder is one of these
+_DOCTORS_FOLDERS = ("doctor", "commands", "policies", "doctor-memory", "skills")
 
 
 @dataclass(frozen=True)
@@ -258,10 +260,12 @@ def _check_within(path: Path, real: Path, within: Path | None, says: str) -> Non
                             "the project (replace the link with the file, or install --user)")
 
 
-def apply(changes: list[Change], *, stamp: str | None = None) -> dict[Path, Path]:
-    """Write the changes, all or nothing: backups first, then each file; if a step fails, every file is
-    put back as it was (backups and folders made for it removed) and the error is raised. Returns each
-    changed existing file's backup."""
+def apply(changes: list[Change], *, stamp: str | None = None,
+          then: Callable[[], None] | None = None) -> dict[Path, Path]:
+    """Write the changes, all or nothing: backups first, then each file, then `then` (a step that needs the
+    files written, such as Codex recording its trust in them); if a step fails, every file is put back
+    as it was (backups and folders made for it removed) and the error is raised. Returns each changed
+    existing file's backup."""
     stamp = stamp or time.strftime("%Y%m%dT%H%M%S")
     changed = [change for change in changes if change.before != change.after]
     undo = _Undo()
@@ -275,6 +279,8 @@ def apply(changes: list[Change], *, stamp: str | None = None) -> dict[Path, Path
             except OSError as exc:
                 exc.filename = exc.filename or str(change.path)  # a failed write() names no file
                 raise
+        if then is not None:
+            then()
     except BaseException as exc:
         undo.run(exc)
         raise
@@ -340,15 +346,17 @@ def restore(path: Path, text: str) -> None:
 
 
 def _remove_empty_folders(folder: Path) -> None:
-    """Remove the `commands/doctor/` (then `commands/`) or `policies/` folder a removed file of doctor's
-    left empty."""
-    for each in (folder, folder.parent) if folder.name == "doctor" else (folder,):
-        if each.name not in _DOCTORS_FOLDERS:
+    """Remove the folders of doctor's a removed file left empty: `commands/doctor/` (then `commands/`),
+    `policies/`, `skills/doctor-memory/agents/` (then `doctor-memory/`, then `skills/`)."""
+    for _ in range(3):
+        ours = folder.name in _DOCTORS_FOLDERS or (folder.name == "agents" and folder.parent.name == "doctor-memory")
+        if not ours:
             return
         try:
-            each.rmdir()
+            folder.rmdir()
         except OSError:
             return
+        folder = folder.parent
 
 
 # --- edits of parsed JSON settings ---------------------------------------------------------------
@@ -417,23 +425,23 @@ def add_hook(settings: dict, event: str, command: str, matcher: str | None = Non
     groups = settings.setdefault("hooks", {}).setdefault(event, [])
     if not isinstance(groups, list):
         raise ValueError(f"hooks.{event} is not a list")
-    if any(_runs(group, command) for group in groups):
+    if any(_runs(group, lambda other: other == command) for group in groups):
         return
     handler = {"type": "command", "command": command, **({"timeout": timeout} if timeout else {})}
     groups.append({**({"matcher": matcher} if matcher is not None else {}), "hooks": [handler]})
 
 
-def remove_hook(settings: dict, event: str, command: str) -> None:
-    """Drop doctor's `command` handlers from `event` (a group left empty goes too)."""
+def remove_hook(settings: dict, event: str, doctors: Callable[[object], bool]) -> None:
+    """Drop the handlers of `event` whose command `doctors` accepts (a group left empty goes too)."""
     groups = (settings.get("hooks") or {}).get(event) if isinstance(settings.get("hooks"), dict) else None
     if not isinstance(groups, list):
         return
     kept = []
     for group in groups:
-        if not _runs(group, command):
+        if not _runs(group, doctors):
             kept.append(group)
             continue
-        handlers = [handler for handler in group["hooks"] if not _is(handler, command)]
+        handlers = [handler for handler in group["hooks"] if not _is(handler, doctors)]
         if handlers:
             kept.append({**group, "hooks": handlers})
     if kept != groups:
@@ -441,10 +449,10 @@ def remove_hook(settings: dict, event: str, command: str) -> None:
         prune(settings, ("hooks", event))
 
 
-def _runs(group, command: str) -> bool:
+def _runs(group, doctors: Callable[[object], bool]) -> bool:
     return isinstance(group, dict) and isinstance(group.get("hooks"), list) and any(
-        _is(handler, command) for handler in group["hooks"])
+        _is(handler, doctors) for handler in group["hooks"])
 
 
-def _is(handler, command: str) -> bool:
-    return isinstance(handler, dict) and handler.get("command") == command
+def _is(handler, doctors: Callable[[object], bool]) -> bool:
+    return isinstance(handler, dict) and doctors(handler.get("command"))

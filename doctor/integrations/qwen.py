@@ -17,23 +17,44 @@ Never a top-level `commands/doctor.md`: it would take over Qwen's built-in `/doc
 
 from __future__ import annotations
 
+import re
+
 from doctor.integrations.plans import SHOW_AS_IS, Location, Plan, edit_hook, edit_status_line
+from doctor.integrations.program import is_doctor
 from doctor.integrations.files import Comments, add_to_list, json_settings, owned_file, remove_from_list
 from doctor.sources.discovery import QWEN, agent_homes
 
-COMMAND = """\
+def command_file(program: str) -> str:
+    """`commands/doctor/memory.md`, running `program` (the doctor that installed it)."""
+    return f"""\
 ---
 # Written by `doctor install qwen`; `doctor uninstall qwen` removes it.
 description: doctor memory - what this session keeps in context (compact; full report in a 0600 file)
 ---
-!{doctor slash qwen --args={{args}}}
+!{{{program} slash qwen --args={{{{args}}}}}}
 
-""" + SHOW_AS_IS + "\n"
+{SHOW_AS_IS}
+"""
+
+
 # Exactly the command file's form (Qwen matches `*` as anything; `doctor slash` refuses `--transcript`
 # beside `--args`, so nothing after the typed word can name another file). Qwen splits `;`, `&&`, `|`
 # and newlines off and asks about command substitution before any rule applies.
-PERMISSION = "run_shell_command(doctor slash qwen --args=*)"
-EARLIER_PERMISSIONS = ("run_shell_command(doctor slash)",)  # what earlier installs wrote: uninstall takes it out
+def permission(program: str) -> str:
+    return f"run_shell_command({program} slash qwen --args=*)"
+
+
+RULE = re.compile(r"run_shell_command\((.*)\)", re.DOTALL)
+
+
+def is_doctors_permission(rule: object) -> bool:
+    """A rule some install of doctor wrote: this form from any doctor's path, or the wider
+    `run_shell_command(doctor slash)` of earlier installs."""
+    found = RULE.fullmatch(rule) if isinstance(rule, str) else None
+    return found is not None and (is_doctor(found.group(1), "slash", "qwen", "--args=*")
+                                  or is_doctor(found.group(1), "slash"))
+
+
 # Qwen 0.24.4's settings schema: "When unset (default), the built-in default preset (project name, git
 # branch, model, context usage) is shown automatically"; a command status line keeps the footer's
 # context indicator.
@@ -49,17 +70,19 @@ READS_COMMENTS = Comments("Qwen Code")
 
 def plan(location: Location, *, installing: bool, options: dict) -> Plan:
     base = location.base(agent_homes(location.env)[QWEN], ".qwen")
-    command = owned_file(base / "commands" / "doctor" / "memory.md", COMMAND if installing else None, location.within)
+    program = location.program
+    command = owned_file(base / "commands" / "doctor" / "memory.md", command_file(program) if installing else None,
+                         location.within)
 
     def edit(settings: dict) -> None:
-        remove_from_list(settings, ALLOW, lambda rule: rule not in EARLIER_PERMISSIONS)
+        wanted = permission(program)
+        remove_from_list(settings, ALLOW,
+                         lambda rule: not is_doctors_permission(rule) or (installing and rule == wanted))
         if installing:
-            add_to_list(settings, ALLOW, PERMISSION)
-        else:
-            remove_from_list(settings, ALLOW, lambda rule: rule != PERMISSION)
-        edit_hook(settings, "qwen", "PostToolUse", installing=installing,
+            add_to_list(settings, ALLOW, wanted)
+        edit_hook(settings, "qwen", "PostToolUse", program, installing=installing,
                   tell_model=options.get("tell_model", False), matcher="*", timeout=30)
-        if edit_status_line(settings, ("ui", "statusLine"), "qwen", installing=installing, notes=notes,
+        if edit_status_line(settings, ("ui", "statusLine"), "qwen", program, installing=installing, notes=notes,
                             wanted=options.get("statusline", True)):
             notes.append(REPLACES_DEFAULT)
 

@@ -91,28 +91,53 @@ def _oversized(report) -> list[Advice]:
         budget = summary.budget
         origin = f" ({budget.detail})" if budget.detail else ""
         verb, their = ("exceeds", "its") if summary.oversized == 1 else ("exceed", "their")
+        limit = "limit"
+        if budget.source == "override":  # doctor's own budget (its config or a flag), not the agent's
+            their, limit = "doctor's", "budget"
+        elif report.rules is not None and not report.rules.agent_budget(summary.tool).own:
+            their, limit = "the", f"limit doctor holds {_verb(summary.oversized, 'it', 'them')} to"
         if report.rules is not None:
             unit = {"chars": "char", "bytes": "byte"}.get(report.rules.unit, report.rules.unit)
             found.append(Advice("oversized", WARNING,
                                 f"{plural(summary.oversized, 'result')} from {_code(summary.tool)} {verb} {their} "
-                                f"{figure(budget.chars)}-{unit} limit{origin} and reached the model whole, keeping "
+                                f"{figure(budget.chars)}-{unit} {limit}{origin} and reached the model whole, keeping "
                                 f"{_kept(report, *kept[summary.tool])} in context."))
             continue
         found.append(Advice("oversized", WARNING,
                             f"{plural(summary.oversized, 'result')} from {_code(summary.tool)} {verb} 2× {their} "
                             f"{figure(budget.chars)}-char budget{origin}, keeping {_kept(report, *kept[summary.tool])} "
                             "in context on every later turn."))
-    if found and report.rules is not None:
-        found.append(Advice("oversized-next-step", WARNING,
-                            f"Next: run {terms.compact_command} in {terms.client} to reclaim that space, and check the "
-                            f"limits listed under 'Budgets in force' ({report.rules.client}'s own): a raised or "
-                            "disabled limit let those results through."))
-    elif found:
-        found.append(Advice("oversized-next-step", WARNING,
-                            "Next: run /compress to reclaim that space now, and check that truncation was on "
-                            "(tools.truncateToolOutputThreshold > 0) when those results were produced; "
-                            "a result above 2× its budget means no truncation layer bounded it."))
+    if found:
+        found.append(Advice("oversized-next-step", WARNING, _next_step(report, [
+            summary for summary in report.retention.per_tool() if summary.oversized])))
     return found
+
+
+def _next_step(report, summaries: list) -> str:
+    """What to do about the oversized results of these tools, by whose budgets they exceed: doctor's own
+    (stricter than the agent's limits, which let the results through), the limit doctor holds a tool
+    the agent never cuts to, or the agent's own limits (raised or disabled)."""
+    rules = report.rules
+    budgets = [rules.agent_budget(s.tool) if rules is not None else s.budget for s in summaries]
+    client = rules.client if rules is not None else report.terms.client
+    reasons = []
+    doctors = sorted({budget.detail for budget in budgets if budget.source == "override"})
+    if doctors:
+        reasons.append(f"doctor's own {_verb(len(doctors), 'budget', 'budgets')} ({'; '.join(doctors)}) "
+                       f"{_verb(len(doctors), 'is', 'are')} stricter than {client}'s limits, which let those "
+                       "results through")
+    held = [s.tool for s, budget in zip(summaries, budgets) if budget.source != "override" and not getattr(budget, "own", True)]
+    if held:
+        reasons.append(f"{client} cuts none of the output of {', '.join(map(_code, held))}: only narrower calls keep "
+                       "it small")
+    if any(budget.source != "override" and getattr(budget, "own", True) for budget in budgets):
+        reasons.append(f"check the limits listed under 'Budgets in force' ({client}'s own): a raised or disabled "
+                       "limit let those results through" if rules is not None else
+                       "check that truncation was on (tools.truncateToolOutputThreshold > 0) when those results "
+                       "were produced; a result above 2× its budget means no truncation layer bounded it")
+    if rules is None:
+        return f"Next: run /compress to reclaim that space now, and {'; '.join(reasons)}."
+    return f"Next: run {report.terms.compact_command} in {client} to reclaim that space; {'; '.join(reasons)}."
 
 
 def _truncation_disabled(report) -> list[Advice]:
@@ -150,11 +175,22 @@ def _ui_history(report) -> list[Advice]:
     if stats is None or stats.large_outputs_in_ui_history == 0:
         return []
     count = stats.large_outputs_in_ui_history
-    where = "rendered in the UI history" if not report.terms.own else \
-        f"kept as a display (resultDisplay) by {report.terms.client}"
+    if not report.terms.own:
+        return [Advice("ui-history", WARNING,
+                       f"{plural(count, 'oversized output')} also rendered in the UI history "
+                       f"{_verb(count, 'is', 'are')} held a second time in memory, outside the model's context.")]
+    # Another agent's display copy is measured against twice the tool's limit, whatever the model got of it:
+    # a result the agent cut for the model keeps its whole output as the display.
+    oversized = {result.call_id for result in report.retention.oversized() if result.call_id is not None}
+    whole = sum(1 for tool in report.retention.ui.tools if tool.large and tool.call_id in oversized) \
+        if report.retention.ui is not None else 0
+    model = (f"the model got {_verb(count, 'it', 'them')} cut" if not whole else
+             f"{plural(whole, 'of them', 'of them')} reached the model whole too" if whole < count else
+             f"the model got {_verb(count, 'it', 'them')} whole too")
     return [Advice("ui-history", WARNING,
-                   f"{plural(count, 'oversized output')} also {where} {_verb(count, 'is', 'are')} held a second "
-                   "time in memory, outside the model's context.")]
+                   f"{plural(count, 'tool output')} over twice {_verb(count, 'its', 'their')} limit "
+                   f"{_verb(count, 'is', 'are')} kept whole as a display (resultDisplay) by {report.terms.client} "
+                   f"and held in memory outside the model's context ({model}).")]
 
 
 def _side_channel(report) -> list[Advice]:

@@ -30,9 +30,15 @@ _BACKTICK_RUN = re.compile(r"`+")
 
 
 def _escape(text: str) -> str:
-    """Prose and table cells: Markdown punctuation backslash-escaped, HTML made entities."""
+    """Prose: Markdown punctuation backslash-escaped, HTML made entities."""
+    return _LINE_START.sub(r"\1\\\2", _escape_cell(text))
+
+
+def _escape_cell(text: str) -> str:
+    """A table cell: as prose, but no line-start escape (a cell cannot start a heading or a list), so
+    a version or a figure reads 0.24.4 and 166.7 in the Markdown text, not 0\\.24.4."""
     text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    return _LINE_START.sub(r"\1\\\2", _SPECIAL.sub(r"\\\1", text))
+    return _SPECIAL.sub(r"\\\1", text)
 
 
 def _code(text: str) -> str:
@@ -50,7 +56,7 @@ def _table(table: Table) -> list[str]:
     align = ["---:" if i in table.numeric else "---" for i in range(len(table.columns))]
 
     def row(cells) -> str:
-        return "| " + " | ".join(_escape(cell) for cell in cells) + " |"
+        return "| " + " | ".join(_escape_cell(cell) for cell in cells) + " |"
 
     return [row(table.columns), "| " + " | ".join(align) + " |", *(row(cells) for cells in table.rows), ""]
 

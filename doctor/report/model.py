@@ -17,7 +17,7 @@ from doctor import __version__
 from doctor.core.agent_measure import AgentMeasure, measure_for
 from doctor.core.analysis import RetentionAnalysis, ToolSummary
 from doctor.core.context_window import ContextWindow
-from doctor.core.budgets import Budget
+from doctor.core.budgets import Budget, override_origin
 from doctor.core.retention import ResultMeasure, whole_number
 from doctor.report.paths import PATH_STYLES, present_path  # noqa: F401  (PATH_STYLES: public here too)
 from doctor.report.terms import Terms, terms_of
@@ -186,6 +186,7 @@ class MemoryReport:
             "imageTokenEstimate": _number(s.image_token_estimate),
             "files": [present_path(f, self.path_style) for f in s.files],
             "overrides": {name: _number(value) for name, value in s.overrides},
+            "overrideOrigins": {name: override_origin(value, name) for name, value in s.overrides},
         }
 
     def _retention_json(self) -> dict:

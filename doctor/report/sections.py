@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from doctor.core.budgets import override_origin
 from doctor.report.advice import advise, interpretation, visible_chars
 from doctor.report.agent_text import agent_retention_lines
 from doctor.report.audit_summary import (
@@ -207,11 +208,22 @@ def _agent_budgets(report: MemoryReport) -> Section:
                   figure(row["chars"]), row["source"],
                   inert_line(row["detail"] + (f" ({row['conversion']})" if row["conversion"] else "")))
                  for row in (*data["tools"], *data["settings"]))
+    # doctor's own budgets (its config file or --tool-budget) replace the agent's limit for their tool
+    rows += tuple((inert_line(name), figure(value), rules.unit, figure(value), "override",
+                   inert_line(f"{override_origin(value, name)}: doctor's own budget, in place of "
+                              f"{_agent_limit(rules, name)} for it"))
+                  for name, value in sorted(rules.overrides.items()))
     files = [inert_line(present_path(f, report.path_style)) for f in rules.files]
     note = (f"{rules.rule} Settings read from {', '.join(files)}." if files else f"{rules.rule} No settings file read.")
     return Section(f"Budgets in force ({rules.client} {rules.version}'s own rules)",
                    (Table(("tools", "limit", "unit", rules.unit, "source", "detail"), rows, frozenset({1, 3})),
                     Paragraph(inert_line(note))))
+
+
+def _agent_limit(rules, name: str) -> str:
+    """`Claude Code's 30,000 chars`, or `no limit of Gemini CLI's` for a tool the agent never cuts."""
+    budget = rules.rule_for(name).budget
+    return f"{rules.client}'s {figure(budget.value)} {budget.unit}" if budget.own else f"no limit of {rules.client}'s"
 
 
 def budgets_section(report: MemoryReport) -> Section:
@@ -223,7 +235,8 @@ def budgets_section(report: MemoryReport) -> Section:
     parts = [f"threshold {figure(s.threshold)} ({origin})", f"shell {figure(s.shell_budget)}",
              f"batch {figure(s.batch_budget)}", f"line cap {figure(s.line_cap)}",
              f"image estimate {figure(s.image_token_estimate)} tokens"]
-    parts += [f"{inert_line(name)} {figure(value)} (override)" for name, value in s.overrides]
+    parts += [f"{inert_line(name)} {figure(value)} (doctor's own: {inert_line(override_origin(value, name))})"
+              for name, value in s.overrides]
     files = [inert_line(present_path(f, report.path_style)) for f in s.files]
     text = "; ".join(parts) + (f". Settings read from {', '.join(files)}." if files else ". No settings file read.")
     forced = ", --budgets qwen" if report.forced_qwen else ""

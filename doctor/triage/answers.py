@@ -17,6 +17,7 @@ import duckdb
 from doctor.report.inert import inert_json, inert_line
 from doctor.triage.bins import bin_label, bin_sql
 from doctor.triage.schema import SCHEMA_VERSION
+from doctor.triage.versions import version_order
 
 QUANTILES = "[0.5, 0.9, 0.99]"
 
@@ -53,7 +54,7 @@ def tools_ranked(db, top: int) -> list[dict]:
 def oversized_by_version(db, top: int) -> list[dict]:
     """Oversized results per 1,000, by tool × agent × agent version (highest rate first)."""
     return _rows(db, """
-        SELECT r.tool, s.agent, coalesce(s.agent_version, '') AS agent_version, count(*) AS results,
+        SELECT r.tool, s.agent, coalesce(s.agent_version, 'unknown') AS agent_version, count(*) AS results,
                sum(r.oversized::INT) AS oversized, round(1000.0 * sum(r.oversized::INT) / count(*), 1) AS per_1000
         FROM counted_results r JOIN counted_sessions s USING (session_key)
         GROUP BY r.tool, s.agent, s.agent_version
@@ -141,10 +142,12 @@ def histograms(db, tools: int = HISTOGRAM_TOOLS) -> list[dict]:
 
 
 def oversized_rate_by_version(db) -> list[dict]:
-    return _rows(db, """
-        SELECT s.agent, coalesce(s.agent_version, '') AS agent_version, count(*) AS results,
+    """Per agent and version (in version order, not text order), oversized results per 1,000."""
+    rows = _rows(db, """
+        SELECT s.agent, coalesce(s.agent_version, 'unknown') AS agent_version, count(*) AS results,
                round(1000.0 * sum(r.oversized::INT) / count(*), 1) AS per_1000
-        FROM counted_results r JOIN counted_sessions s USING (session_key) GROUP BY ALL ORDER BY s.agent, agent_version""")
+        FROM counted_results r JOIN counted_sessions s USING (session_key) GROUP BY ALL""")
+    return sorted(rows, key=lambda row: (row["agent"] or "", version_order(row["agent_version"])))
 
 
 def growth_per_turn(db, turns: int = GROWTH_TURNS) -> list[dict]:
@@ -173,20 +176,23 @@ def growth_sessions_unknown(db) -> int:
 
 
 def totals(db) -> dict:
+    """The database's totals, per session as each session's report states them (its retained tokens are
+    Qwen's estimate of its total, not the sum of per-result estimates), so they add up to the sessions'
+    own figures and include sessions without per-result rows."""
     row = _rows(db, """
         SELECT (SELECT count(*) FROM counted_sessions) AS sessions,
                (SELECT count(*) FROM counted_sessions WHERE source = 'report') AS from_reports,
-               (SELECT count(*) FROM counted_results) AS results,
-               (SELECT coalesce(sum(injected_chars), 0) FROM counted_results) AS injected_chars,
-               (SELECT coalesce(sum(tokens), 0) FROM counted_results) AS tokens,
-               (SELECT coalesce(sum(oversized::INT), 0) FROM counted_results) AS oversized,
+               (SELECT coalesce(sum(tool_results), 0) FROM counted_sessions) AS results,
+               (SELECT coalesce(sum(retained_chars), 0) FROM counted_sessions) AS injected_chars,
+               (SELECT coalesce(sum(retained_tokens), 0) FROM counted_sessions) AS tokens,
+               (SELECT coalesce(sum(oversized), 0) FROM counted_sessions) AS oversized,
                (SELECT count(*) FROM files WHERE status = 'skipped') AS files_skipped,
                (SELECT count(*) FROM files WHERE status = 'not-session') AS files_not_sessions,
                (SELECT count(*) FROM counted_sessions WHERE NOT results_complete) AS without_result_rows,
                (SELECT count(*) FROM sessions s WHERE s.session_key NOT IN (SELECT file_key FROM files
                     WHERE status = 'gone')) - (SELECT count(*) FROM counted_sessions) AS extra_copies,
                (SELECT count(*) FROM files WHERE status = 'gone') AS files_gone""")[0]
-    row["agents"] = _rows(db, """SELECT agent, coalesce(agent_version, '') AS agent_version, count(*) AS sessions
+    row["agents"] = _rows(db, """SELECT agent, coalesce(agent_version, 'unknown') AS agent_version, count(*) AS sessions
                                  FROM counted_sessions GROUP BY ALL ORDER BY sessions DESC, agent, agent_version""")
     row["skipped"] = _rows(db, """SELECT reason, count(*) AS files FROM files WHERE status = 'skipped'
                                   GROUP BY reason ORDER BY files DESC, reason""")
@@ -213,7 +219,8 @@ def collect(store, summary=None, *, top: int = 10, compare: tuple[str, str, str]
         "database": str(store.path),
         "filters": filters.describe() if filters else [],
         "scan": None if summary is None else {
-            **{name: summary.counts.get(name, 0) for name in ("seen", "new", "changed", "grown", "unchanged", "skipped")},
+            **{name: summary.counts.get(name, 0)
+               for name in ("seen", "members", "new", "changed", "grown", "unchanged", "skipped", "gone")},
             "resultsWritten": summary.counts.get("results_written", 0),
             "notSessions": summary.counts.get("not_sessions", 0),
             "skippedReasons": [{"reason": reason, "files": count} for reason, count in summary.skipped.most_common()],

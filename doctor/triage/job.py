@@ -10,8 +10,6 @@ reason, never an exception: one bad file must not stop a scan of thousands.
 
 from __future__ import annotations
 
-import shutil
-import tempfile
 from pathlib import Path
 
 from doctor.assemble import ReportOptions, report_for_session, scan_facts
@@ -21,7 +19,7 @@ from doctor.core.sentinels import LAYERS
 from doctor.report.audit_summary import category_counts
 from doctor.sources.base import SourceError, UnknownFormat
 from doctor.sources.registry import open_session
-from doctor.triage import archives, pasted, replay_inputs
+from doctor.triage import pasted, replay_inputs
 from doctor.triage.rows import (
     LAYER_COLUMNS,
     NOT_SESSION,
@@ -42,9 +40,9 @@ def scan_batch(jobs: list[FileJob]) -> list[FileOutcome]:
 def scan_file(job: FileJob) -> FileOutcome:
     """Scan one file; every failure becomes a skipped outcome with its reason."""
     try:
-        if job.member is not None:
-            return _scan_member(job)
-        return _scan_path(job, Path(job.path), audit=True)
+        # An archive member is its unpacked copy (archives.Unpacked): its spill files are not beside it,
+        # so the spill audit is not run (spill_findings is NULL).
+        return _scan_path(job, Path(job.path), audit=job.member is None)
     except SourceError as exc:
         return FileOutcome(job.key, job.shown, SKIPPED, reason=_reason(exc))
     except OSError as exc:
@@ -61,20 +59,6 @@ def _reason(exc: SourceError) -> str:
         text = text[len(location):]
         return f"line {exc.line}: {text}" if exc.line is not None else text
     return text
-
-
-def _scan_member(job: FileJob) -> FileOutcome:
-    """An archive member is copied to a private temporary file and scanned like any file.
-
-    Its spill files are not beside it, so the spill audit is not run (spill_findings is NULL).
-    """
-    directory = tempfile.mkdtemp(prefix="doctor-scan-")
-    try:
-        target = Path(directory) / Path(job.member).name
-        archives.extract_member(job.path, job.member, target)
-        return _scan_path(job, target, audit=False)
-    finally:
-        shutil.rmtree(directory, ignore_errors=True)
 
 
 def _scan_path(job: FileJob, path: Path, *, audit: bool) -> FileOutcome:

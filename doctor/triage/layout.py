@@ -42,9 +42,11 @@ def _scan(data: dict) -> Section:
     if data.get("filters"):
         blocks.append(Paragraph("Only sessions " + inert_line("; ".join(data["filters"])) + " (every figure below)."))
     if scan is not None:
+        members = f" and {_count(scan['members'], 'archive member')} read from them" if scan["members"] else ""
+        gone = f", {scan['gone']:,} gone" if scan["gone"] else ""
         blocks.append(Paragraph(
-            f"This scan: {scan['seen']:,} files seen, {scan['new']:,} new, {scan['changed']:,} changed, "
-            f"{scan['grown']:,} grown, {scan['unchanged']:,} unchanged, {scan['skipped']:,} skipped"
+            f"This scan: {_count(scan['seen'], 'file')} seen{members}; {scan['new']:,} new, {scan['changed']:,} "
+            f"changed, {scan['grown']:,} grown, {scan['unchanged']:,} unchanged, {scan['skipped']:,} skipped{gone}"
             + (f", {scan['notSessions']:,} not sessions" if scan.get("notSessions") else "")
             + f"; {scan['resultsWritten']:,} result rows written."))
     blocks.append(Paragraph(
@@ -58,6 +60,10 @@ def _scan(data: dict) -> Section:
                              ((_name(a["agent"]), _name(a["agent_version"]), a["sessions"]) for a in totals["agents"]),
                              (2,)))
     return Section("Scan", tuple(blocks))
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number:,} {noun}{'' if number == 1 else 's'}"
 
 
 def _counting(totals: dict) -> str:
@@ -192,6 +198,12 @@ def _compare(data: dict) -> Section | None:
     if compared is None:
         return None
     a, b = compared["a"], compared["b"]
+    title = f"Compare {inert_line(compared['field'])}: {_name(a['value'])} vs {_name(b['value'])}"
+    if compared["unmatched"]:
+        missing = " and ".join(f"{inert_line(compared['field'])}={_name(value)}" for value in compared["unmatched"])
+        known = ", ".join(_name(value) for value in compared["values"]) or "none"
+        return Section(title, (Paragraph(f"{missing} matches no session in the database, so there is nothing to "
+                                         f"compare. Values it has: {known}."),))
 
     def line(label: str, key: str) -> tuple:
         return (label, figure(a[key]), figure(b[key]))
@@ -213,8 +225,7 @@ def _compare(data: dict) -> Section | None:
                    ((_name(t["tool"]), cell(t["a"], "results"), cell(t["b"], "results"), cell(t["a"], "per_1000"),
                      cell(t["b"], "per_1000"), cell(t["a"], "chars_p90"), cell(t["b"], "chars_p90"), t["change"])
                     for t in compared["tools"]), (1, 2, 3, 4, 5, 6))
-    return Section(f"Compare {inert_line(compared['field'])}: {_name(a['value'])} vs {_name(b['value'])}",
-                   (summary, Paragraph("Per tool, the largest changes first (A is the first value):"), tools))
+    return Section(title, (summary, Paragraph("Per tool, the largest changes first (A is the first value):"), tools))
 
 
 def sections(data: dict) -> list[Section]:

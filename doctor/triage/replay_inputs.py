@@ -123,37 +123,53 @@ def ensure_tables(db) -> None:
 
 
 def forget(db, session_key: str) -> None:
+    forget_many(db, [session_key])
+
+
+def forget_many(db, session_keys: list[str]) -> None:
+    """Every replay row of these sessions: one statement per table, whatever their number."""
+    if not session_keys:
+        return
     for table in TABLES:
-        db.execute(f"DELETE FROM {table} WHERE session_key = ?", [session_key])
+        db.execute(f"DELETE FROM {table} WHERE session_key IN (SELECT unnest($keys))", {"keys": session_keys})
 
 
-def write(db, session_key: str, rows: ReplayRows | None, *, fresh: bool) -> None:
-    """A session's replay rows, replacing its old ones; inside the caller's transaction."""
+def write_group(db, sessions: list[tuple[str, ReplayRows | None]]) -> None:
+    """Several sessions' replay rows (none of them stored yet), one INSERT per table for all of them; inside
+    the caller's transaction (a scan's group commit)."""
     from doctor.whatif.samples import GRID_VERSION
 
-    if not fresh:
-        forget(db, session_key)
-    if rows is None:
-        return
-    db.execute("INSERT INTO replay_sessions VALUES (?, ?, ?, ?, ?, ?, ?)",
-               [session_key, storable(rows.agent), rows.client, GRID_VERSION if rows.reason is None else None,
-                len(rows.results), rows.unknown, storable(rows.reason)])
-    if rows.keys:
-        db.executemany("INSERT INTO replay_keys VALUES (?, ?, ?, ?)", [[session_key, *row] for row in rows.keys])
-    _append(db, "replay_results", session_key, rows.results,
-            ("ordinal", "tool", "batch", "later_turns", "recorded_chars", "recorded_cut", "raw_chars", "budget_key",
-             "budget_need", "need_at_least"))
-    _append(db, "replay_samples", session_key, rows.samples, ("ordinal", "key", "after", "low", "high", "cut"))
+    found = [(key, rows) for key, rows in sessions if rows is not None]
+    _append(db, "replay_sessions", [(key, storable(rows.agent), rows.client,
+                                     GRID_VERSION if rows.reason is None else None, len(rows.results), rows.unknown,
+                                     storable(rows.reason)) for key, rows in found],
+            ("session_key", "agent", "client", "grid_version", "results", "unknown_results", "reason"))
+    _append(db, "replay_keys", [(key, *row) for key, rows in found for row in rows.keys],
+            ("session_key", "key", "grid", "session_value"))
+    _append(db, "replay_results", [(key, *row) for key, rows in found for row in rows.results],
+            ("session_key", "ordinal", "tool", "batch", "later_turns", "recorded_chars", "recorded_cut", "raw_chars",
+             "budget_key", "budget_need", "need_at_least"))
+    _append(db, "replay_samples", [(key, *row) for key, rows in found for row in rows.samples],
+            ("session_key", "ordinal", "key", "after", "low", "high", "cut"))
 
 
-def _append(db, table: str, session_key: str, rows: list[tuple], columns: tuple[str, ...]) -> None:
-    """Rows as one Arrow table (DuckDB reads it column by column), like the store's result rows."""
+_TYPES = {"session_key": "string", "agent": "string", "client": "string", "grid_version": "int64",
+          "results": "int64", "unknown_results": "int64", "reason": "string", "key": "string",
+          "session_value": "float64", "ordinal": "int64", "tool": "string", "batch": "int64", "later_turns": "int64",
+          "recorded_chars": "int64", "recorded_cut": "bool_", "raw_chars": "int64", "budget_key": "string",
+          "budget_need": "float64", "need_at_least": "bool_"}
+_LISTS = {"grid": "float64", "after": "int64", "low": "int64", "high": "int64", "cut": "bool_"}
+
+
+def _append(db, table: str, rows: list[tuple], columns: tuple[str, ...]) -> None:
+    """Rows as one Arrow table with the table's types (DuckDB reads it column by column)."""
     if not rows:
         return
     import pyarrow as pa
 
-    arrays = {"session_key": pa.array([session_key] * len(rows), pa.string())}
+    arrays = {}
     for name, values in zip(columns, zip(*rows)):
-        arrays[name] = pa.array(list(values))
+        kind = pa.list_(getattr(pa, _LISTS[name])()) if name in _LISTS else getattr(pa, _TYPES[name])()
+        arrays[name] = pa.array(list(values), kind)
     new_rows = pa.table(arrays)  # noqa: F841 (DuckDB reads the local variable by its name)
-    db.execute(f"INSERT INTO {table} ({', '.join(arrays)}) SELECT * FROM new_rows")
+    db.execute(f"INSERT INTO {table} ({', '.join(columns)}) SELECT * FROM new_rows")

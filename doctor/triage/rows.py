@@ -97,13 +97,13 @@ class FileJob:
     """One file to scan: a session file, a pasted JSON report, or a member of an archive."""
 
     key: str  # stable id of the file (digest of its absolute path, and member)
-    path: str  # the file to open (the archive, for a member)
+    path: str  # the file to open (a member's unpacked copy, for a member)
     shown: str  # the path as the database stores it (--paths)
     member: str | None = None
     options: object = None  # assemble.ReportOptions
     known_results: int = 0  # rows already stored for a file that grew by appends
     known_digest: str | None = None  # digest of those rows
-    size: int = 0  # bytes to read (0 for an archive member), to group jobs into tasks of similar cost
+    size: int = 0  # bytes to read, to group jobs into tasks of similar cost
 
 
 @dataclass

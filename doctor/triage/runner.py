@@ -51,11 +51,21 @@ class ScanRequest:
     force: bool = False  # read every file again, changed or not
 
 
+@dataclass(frozen=True)
+class _Planned:
+    """What a job's file row will say besides its outcome."""
+
+    fingerprint: Fingerprint | None
+    archive_key: str | None
+    folder_keys: str | None
+    fresh: bool  # the database holds no row of it
+
+
 @dataclass
 class _Plan:
     jobs: list[FileJob] = field(default_factory=list)
-    writes: dict = field(default_factory=dict)  # key -> FileWrite without its outcome (fingerprint, archive, …)
-    states: dict = field(default_factory=dict)  # key -> NEW / CHANGED / GROWN, counted once the file commits
+    planned: dict[str, _Planned] = field(default_factory=dict)
+    states: dict[str, str] = field(default_factory=dict)  # NEW / CHANGED / GROWN / members, counted at commit
 
 
 class _Group:
@@ -70,7 +80,7 @@ class _Group:
         self.committed: set[str] = set()
 
     def add(self, outcome: FileOutcome) -> None:
-        planned = self.plan.writes[outcome.key]
+        planned = self.plan.planned[outcome.key]
         if not self.files:
             self.oldest = time.monotonic()
         fresh = planned.fresh and outcome.key not in self.committed
@@ -106,13 +116,14 @@ def scan(store: Store, request: ScanRequest) -> ScanSummary:
     KeyboardInterrupt) once the finished files are committed and the workers stopped."""
     summary = ScanSummary()
     engine = request.engine or _local_pool()
-    with stopping.handled() as stops, ctrl_c_as_interrupt():
+    # archive members stay unpacked until every job is done, and are removed however the scan ends
+    with stopping.handled() as stops, ctrl_c_as_interrupt(), archives.Unpacked() as unpacked:
         scan_id = store.begin_scan(engine.name)
         store.record_labels(scan_id, request.labels, [file_key(path) for path in request.files])
         known = store.known_files()
         group = None
         try:
-            plan = _plan(store, request, known, summary, scan_id)
+            plan = _plan(store, request, known, summary, scan_id, unpacked)
             stops.check()
             group = _Group(store, scan_id, plan, summary)
             for outcome in stops.while_waiting(engine.run(plan.jobs)):
@@ -135,9 +146,11 @@ def _local_pool():
     return LocalPool()
 
 
-def _plan(store: Store, request: ScanRequest, known: dict, summary: ScanSummary, scan_id: int) -> _Plan:
+def _plan(store: Store, request: ScanRequest, known: dict, summary: ScanSummary, scan_id: int,
+          unpacked: archives.Unpacked) -> _Plan:
     """The jobs to run and, per file, what its `files` row will say; unchanged files are counted here
-    (and their stored paths re-shown when --paths changed), archives' own rows written."""
+    (and their stored paths re-shown when --paths changed), archives' own rows written and their
+    members unpacked into `unpacked`."""
     plan = _Plan()
     style = request.path_style
     restyled: list[tuple[str, str]] = []
@@ -166,11 +179,11 @@ def _plan(store: Store, request: ScanRequest, known: dict, summary: ScanSummary,
                 restyled.append((key, path_shown))
             continue
         if archives.is_archive(path):
-            _plan_archive(store, request, plan, path, key, now, state, folders, summary, scan_id)
+            _plan_archive(store, request, plan, path, key, now, state, folders, summary, scan_id, unpacked)
             continue
         known_results, known_digest = store.stored_results(key) if state == GROWN else (0, None)
         plan.states[key] = state if state != GROWN or known_digest else CHANGED
-        plan.writes[key] = FileWrite(None, now, None, folders, fresh=before is None)
+        plan.planned[key] = _Planned(now, None, folders, fresh=before is None)
         plan.jobs.append(FileJob(key, str(path), path_shown, None, request.options, known_results, known_digest,
                                  size=now.size))
     store.restyle(restyled)
@@ -188,29 +201,48 @@ def _skip_now(store: Store, path: Path, reason: str, style: str, known: dict, su
 
 
 def _plan_archive(store: Store, request: ScanRequest, plan: _Plan, path: Path, key: str, now: Fingerprint,
-                  state: str, folders: str, summary: ScanSummary, scan_id: int) -> None:
+                  state: str, folders: str, summary: ScanSummary, scan_id: int, unpacked: archives.Unpacked) -> None:
+    """Unpack the archive once: a job per member kept, a skipped row (with the archive's key) per member
+    left out, written at once."""
     style = request.path_style
     summary.counts[NEW if state == NEW else CHANGED] += 1
     try:
-        names = archives.members(path)
-    except (OSError, ValueError, EOFError) as exc:
-        store.write_archive(key, shown(path, style), now, SKIPPED, str(exc), scan_id, folders)
+        unpacking = archives.unpack(path, unpacked)
+    except (OSError, ValueError) as exc:
+        reason = str(exc) if isinstance(exc, ValueError) else f"cannot read: {exc.strerror or exc}"
+        store.write_archive(key, shown(path, style), now, SKIPPED, reason, scan_id, folders)
         summary.counts["skipped"] += 1
-        summary.skipped[str(exc)] += 1
+        summary.skipped[reason] += 1
         return
-    store.write_archive(key, shown(path, style), now, ARCHIVE, f"{len(names)} members", scan_id, folders)
-    for name in names:
-        member_key = file_key(path, name)
+    store.write_archive(key, shown(path, style), now, ARCHIVE, unpacking.describe(), scan_id, folders)
+    left_out: set[str] = set()  # a tar may hold a name twice: a row written here is replaced, not inserted
+    for member in unpacking.members:
+        member_key = file_key(path, member.name)
+        member_shown = shown(path, style, member.name)
+        planned = plan.planned.get(member_key)
+        if member.path is None:
+            outcome = FileOutcome(member_key, member_shown, SKIPPED, reason=member.reason)
+            store.write_group([FileWrite(outcome, archive_key=key,
+                                         fresh=member_key not in left_out and planned is None)], scan_id)
+            left_out.add(member_key)
+            if planned is not None:
+                plan.planned[member_key] = _Planned(None, key, None, fresh=False)
+            summary.counts["skipped"] += 1
+            summary.skipped[member.reason] += 1
+            continue
         plan.states[member_key] = "member"  # the archive itself is counted new or changed, not its members
-        plan.writes[member_key] = FileWrite(None, None, key, None, fresh=True)  # the archive's write dropped them
-        plan.jobs.append(FileJob(member_key, str(path), shown(path, style, name), name, request.options))
+        # the archive's write dropped its old members: fresh unless this scan already wrote the name
+        fresh = member_key not in left_out and planned is None
+        plan.planned[member_key] = _Planned(None, key, None, fresh=fresh)
+        plan.jobs.append(FileJob(member_key, str(member.path), member_shown, member.name, request.options,
+                                 size=member.size))
 
 
 def _mark_gone(store: Store, request: ScanRequest, known: dict, summary: ScanSummary, scan_id: int) -> None:
     """Files earlier scans saw under a folder this scan walked whole, and this scan did not see."""
     if not request.walked:
         return
-    seen = {file_key(path) for path in request.files}
+    seen = {file_key(path.path if isinstance(path, LeftOut) else path) for path in request.files}
     gone = [key for key, before in known.items()
             if key not in seen and before.status != GONE and before.archive_key is None and before.folder_keys
             and not request.walked.isdisjoint(before.folder_keys.split())]

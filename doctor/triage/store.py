@@ -255,8 +255,7 @@ class Store:
                            "AND results.ordinal >= cut.first_new")
                 db.execute("DELETE FROM sessions WHERE session_key IN (SELECT session_key FROM cut)")
                 db.execute("DELETE FROM files WHERE file_key IN (SELECT session_key FROM cut)")
-                for outcome in stale:
-                    replay_inputs.forget(db, outcome.key)  # a session's replay rows are rewritten whole
+                replay_inputs.forget_many(db, [o.key for o in stale])  # a session's replay rows are rewritten whole
             if sessions:
                 new_sessions = arrow_table(SESSION_TYPES, [  # noqa: F841 (DuckDB reads the local variables by name)
                     tuple(storable(o.session[column]) for column in SESSION_COLUMNS) for o in sessions])
@@ -265,8 +264,7 @@ class Store:
                 if rows:
                     new_results = arrow_table(_RESULT_TABLE, rows)  # noqa: F841
                     db.execute("INSERT INTO results BY NAME SELECT * FROM new_results")
-                for outcome in sessions:
-                    replay_inputs.write(db, outcome.key, outcome.replay, fresh=True)
+                replay_inputs.write_group(db, [(o.key, o.replay) for o in sessions])
             new_files = arrow_table(FILE_TYPES, [  # noqa: F841
                 self._file_row(w.outcome.key, w.outcome.shown, w.fingerprint, w.outcome.status, w.outcome.reason,
                                scan_id, w.archive_key, w.folder_keys) for w in files])

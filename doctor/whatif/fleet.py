@@ -26,7 +26,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from doctor.whatif.keys import DEFAULT, SettingError
+from doctor.whatif.keys import DEFAULT
 from doctor.whatif.samples import GRID_VERSION, GRIDS, Grid
 
 MIN_RESULTS = 5  # as `doctor whatif --recommend`: fewer sized results is too thin to recommend
@@ -67,76 +67,34 @@ def locate(grid: Grid, value: float | None) -> Point:
     return Point(value, below, below + 1, (value - low) / (high - low), (low, high))
 
 
-def _keys_by_agent(key: str) -> dict[str, object]:
-    """agent -> its SettingKey named `key`, for every agent doctor replays that has one."""
+def _modules_with(key: str) -> dict[str, object]:
+    """agent -> its replay module, for every agent doctor replays that has a limit named `key`."""
     from doctor.whatif.replay import AGENTS, agent_module
 
-    found = {}
-    for agent in AGENTS:
-        for setting in agent_module(agent).KEYS:
-            if setting.name == key:
-                found[agent] = setting
-    return found
+    modules = {agent: agent_module(agent) for agent in AGENTS}
+    return {agent: module for agent, module in modules.items() if any(k.name == key for k in module.KEYS)}
 
 
-def parse_values(key: str, texts: Sequence[str]) -> dict[str, list[float | None]]:
-    """agent -> the values as that agent reads them, for the agents with a sampled `key`."""
-    agents = _keys_by_agent(key)
-    if not agents:
+def parse_values(whatif: str | None, sweep: str | None) -> tuple[str, dict[str, list[float | None]]]:
+    """The key, and agent -> the values as that agent reads them (`doctor whatif`'s own `--set`/`--sweep`
+    parsing, with each agent's keys), for the agents whose `key` the scan sampled."""
+    from doctor.whatif.keys import parse_sets, parse_sweep
+
+    key = (whatif if whatif is not None else sweep).partition("=")[0].strip()
+    modules = _modules_with(key)
+    if not modules:
         known = sorted({name for (_, name) in GRIDS})
         raise FleetError(f"no agent doctor replays has a limit {key!r}; the database samples: {', '.join(known)}")
-    sampled = {agent: setting for agent, setting in agents.items() if (agent, key) in GRIDS}
+    sampled = {agent: module for agent, module in modules.items() if (agent, key) in GRIDS}
     if not sampled:
         raise FleetError(f"{key} acts across a whole session's history; the database holds no replay of it "
                          "(`doctor whatif SESSION --set` replays it per session)")
     values = {}
-    for agent, setting in sampled.items():
-        parsed = []
-        for text in texts:
-            if text.strip().lower() == DEFAULT:
-                parsed.append(None)
-                continue
-            try:
-                parsed.append(setting.parse(text))
-            except ValueError as exc:
-                raise SettingError(f"{key}: {exc}") from None
-        values[agent] = parsed
-    return values
-
-
-def sweep_texts(spec: str) -> tuple[str, list[str]]:
-    """`KEY=A..B[:STEP]` or `KEY=V1,V2,…` (as `doctor whatif --sweep`) as the key and its value texts."""
-    name, sep, body = spec.partition("=")
-    if not sep or not name.strip() or not body.strip():
-        raise SettingError(f"expected KEY=A..B[:STEP] or KEY=V1,V2,…, got {spec!r}")
-    if ".." not in body:
-        return name.strip(), [item for item in body.split(",") if item.strip()]
-    from doctor.whatif.keys import MAX_SWEEP_VALUES
-
-    span, _, step_text = body.partition(":")
-    low_text, _, high_text = span.partition("..")
-    try:
-        low, high = float(low_text), float(high_text)
-        step = float(step_text) if step_text.strip() else max(1.0, round((high - low) / 19))
-    except ValueError:
-        raise SettingError(f"{name.strip()}: a range needs numbers, low..high[:step], got {body!r}") from None
-    if not (math.isfinite(low) and math.isfinite(high) and math.isfinite(step)) or high < low or step <= 0:
-        raise SettingError(f"{name.strip()}: a range needs low ≤ high and a positive step, got {body!r}")
-    count = int((high - low) // step) + 1
-    if count > MAX_SWEEP_VALUES:
-        raise SettingError(f"{name.strip()}: {count} values is more than {MAX_SWEEP_VALUES}; use a larger step")
-    return name.strip(), [_plain(low + step * i) for i in range(count)]
-
-
-def _plain(value: float) -> str:
-    return str(int(value)) if float(value).is_integer() else repr(value)
-
-
-def set_text(spec: str) -> tuple[str, list[str]]:
-    name, sep, value = spec.partition("=")
-    if not sep or not name.strip() or not value.strip():
-        raise SettingError(f"expected KEY=VALUE, got {spec!r}")
-    return name.strip(), [value.strip()]
+    for agent, module in sampled.items():
+        client = f"{module.CLIENT} {module.VERSION}"
+        values[agent] = (list(parse_sets([whatif], module.KEYS, client).values()) if whatif is not None
+                         else parse_sweep(sweep, module.KEYS, client)[1])
+    return key, values
 
 
 # -- reading the database
@@ -394,8 +352,7 @@ def answer(db, *, whatif: str | None = None, sweep: str | None = None, recommend
     if recommend_keep is not None:
         data["recommend"] = {"keep": recommend_keep, "tools": recommend(db, recommend_keep)}
         return data
-    key, texts = set_text(whatif) if whatif is not None else sweep_texts(sweep)
-    values = parse_values(key, texts)
+    key, values = parse_values(whatif, sweep)
     data["key"] = key
     data["sweep" if sweep is not None else "whatif"] = evaluate(db, key, values)
     return data

@@ -24,15 +24,12 @@ from msgspec.structs import replace
 
 from doctor.assemble import ReportOptions, qwen_settings_for
 from doctor.core.budgets import (
-    BUILTIN_TOOLS,
     DEFAULT_TOOL_OUTPUT_BATCH_BUDGET,
     DEFAULT_TRUNCATE_TOOL_OUTPUT_LINES,
     DEFAULT_TRUNCATE_TOOL_OUTPUT_THRESHOLD,
-    MCP_TOOL_MAX_OUTPUT_CHARS,
     SHELL_TOOL,
     QwenLimits,
     canonical_tool_name,
-    is_mcp_tool_name,
 )
 from doctor.core.jsvalues import js_len
 from doctor.core.sentinels import BATCH_TRUNCATED_PREFIX, MICROCOMPACT_CLEARED, sentinel_kind
@@ -89,8 +86,6 @@ KEYS = (
                "chars all results of one turn's parallel calls may keep together (≤ 0: no limit), water-filled"),
 )
 
-# Tools the gate leaves alone (chunk-DPEB6S2R.js:56957 GATE_EXEMPT_TOOLS).
-GATE_EXEMPT = frozenset({"exec", "read_file", "read_mcp_resource", "enter_plan_mode"})
 # Error types Qwen gives before a tool runs (registry, validation, policy): their message never meets the gate.
 PRE_EXECUTION_ERRORS = frozenset({"tool_not_registered", "execution_denied"})
 # File kinds read_file does not page as text (chunk-NNN2PKPV.js:3116–3187: binary, svg, pdf, media, notebooks).
@@ -278,6 +273,8 @@ def _temp_dir(session: LoadedSession, sites: Iterable) -> tuple[str, str]:
     session names, else the session file's own place under `<QWEN_HOME>/projects/…/chats/`, else the
     QWEN_HOME doctor reads settings from."""
     for site in sites:
+        if site.recorded.find("/tmp/", 0, 4096) < 0:
+            continue  # the path's fixed part is absent: no need for the pattern, which costs far more than a find
         found = _TEMP_DIR.search(site.recorded, 0, 4096)
         if found:
             return found.group(1), "a path the session names"
@@ -378,7 +375,7 @@ def _layers(item: ReplayInput, limits_: QwenLimits, persisted: layers.PersistBud
             return entry  # the shell bounded it itself: no gate on the error path (`errorBodyAlreadyBounded`)
     elif item.field == "error":
         return _error_gate(item, limits_, entry, persisted)
-    elif canonical not in GATE_EXEMPT and entry.text and not layers.is_already_truncated(entry.text) \
+    elif canonical not in layers.GATE_EXEMPT and entry.text and not layers.is_already_truncated(entry.text) \
             and len(entry.text) > limits_.threshold + layers.GATE_HEADROOM:
         stub, path = layers.persist_and_truncate(item.call_id or "", entry.text, f"{item.facts['temp_dir']}/tool-results",
                                                  persisted)
@@ -435,31 +432,11 @@ def _error_gate(item: ReplayInput, limits_: QwenLimits, entry: _Entry, persisted
     return gated
 
 
-def _max_output_chars(canonical: str, limits_: QwenLimits) -> float | None:
-    """The tool's `maxOutputChars` as the scheduler reads it (None: the threshold and the line cap apply)."""
-    if canonical == SHELL_TOOL:
-        return limits_.shell_budget
-    if is_mcp_tool_name(canonical):
-        return MCP_TOOL_MAX_OUTPUT_CHARS
-    spec = next((spec for spec in BUILTIN_TOOLS if spec.name == canonical), None)
-    return spec.max_output_chars if spec is not None else None
-
-
 def _scheduler_truncation(item: ReplayInput, limits_: QwenLimits, entry: _Entry) -> None:
-    """`truncateLlmContent` with the tool's limits (chunk-DPEB6S2R.js:60890–60915, chunk-2VS5EEXU.js:5277)."""
-    text = entry.text
-    if qwen_tools.js_trim(text) == "":
-        entry.text = f"({item.tool} completed with no output)"
-        entry.add_files([])
-        return
-    if text.startswith(layers.TOOL_OUTPUT_TRUNCATED_PREFIX):
-        return
-    canonical = item.facts["canonical"]
-    max_chars = _max_output_chars(canonical, limits_)
-    threshold, lines = (limits_.threshold, limits_.line_cap) if max_chars is None else (max_chars, math.inf)
-    keep = "tail" if canonical == "agent" else "both"
-    cut, output_file = layers.truncate_tool_output(text, _output_path(item, item.tool), threshold, lines, keep)
-    if cut != text:
+    """`truncateLlmContent` with the tool's limits (`qwen_layers.truncate_llm_content`)."""
+    cut, output_file = layers.truncate_llm_content(item.tool, item.facts["canonical"], entry.text, limits_,
+                                                   _output_path(item, item.tool))
+    if cut != entry.text:
         entry.text = cut
         entry.add_files([output_file] if output_file else [])
 
@@ -537,9 +514,9 @@ def _ceiling(item: ReplayInput, limits_: QwenLimits) -> float:
     elif canonical == "read_file":
         tool_cap = limits_.threshold + room
     else:
-        own = _max_output_chars(canonical, limits_)
+        own = layers.max_output_chars(canonical, limits_)
         tool_cap = (limits_.threshold if own is None else own) + room
-        if canonical not in GATE_EXEMPT and math.isfinite(limits_.threshold):
+        if canonical not in layers.GATE_EXEMPT and math.isfinite(limits_.threshold):
             tool_cap = min(tool_cap, max(limits_.threshold + layers.GATE_HEADROOM, layers.PREVIEW_SIZE_CHARS + room))
     return min(tool_cap, limits_.batch_budget)
 
@@ -554,7 +531,7 @@ def budget_key(tool: str) -> tuple[str | None, str]:
         return THRESHOLD, "the shell's budget follows the threshold once it is set (30,000 until then)"
     if canonical == "read_file":
         return THRESHOLD, "read_file pages at the threshold (and at truncateToolOutputLines lines)"
-    own = _max_output_chars(canonical, QwenLimits())
+    own = layers.max_output_chars(canonical, QwenLimits())
     if own is not None:
         return None, f"{tool}'s budget ({'none' if math.isinf(own) else f'{own:,.0f}'} chars) is fixed in {CLIENT} {VERSION}"
     return THRESHOLD, "shared: one threshold sets every tool without a budget of its own"

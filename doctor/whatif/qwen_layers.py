@@ -14,7 +14,9 @@ import posixpath
 import re
 from collections.abc import Sequence
 
+from doctor.core.budgets import BUILTIN_TOOLS, MCP_TOOL_MAX_OUTPUT_CHARS, SHELL_TOOL, QwenLimits, is_mcp_tool_name
 from doctor.whatif.jsstring import js_floor, js_round, sha256_hex, utf8
+from doctor.whatif.qwen_tools import js_trim
 
 # chunk-2VS5EEXU.js:5131–5137 (tools/truncation.ts)
 PREVIEW_SIZE_CHARS = 2000
@@ -28,6 +30,8 @@ ELLIPSIS = "..."
 READ_FILE_TOOL = "read_file"
 # chunk-DPEB6S2R.js:56956 (core/coreToolScheduler.ts)
 GATE_HEADROOM = 3000
+# Tools the gate leaves alone (chunk-DPEB6S2R.js:56957 GATE_EXEMPT_TOOLS).
+GATE_EXEMPT = frozenset({"exec", "read_file", "read_mcp_resource", "enter_plan_mode"})
 # chunk-DPEB6S2R.js:46891 (tools/shell.ts)
 DEFAULT_SHELL_OUTPUT_THRESHOLD = 30000
 SHELL_PREVIEW_CHARS = 4000
@@ -108,6 +112,30 @@ def truncate_tool_output(content: str, output_file: str, threshold: float, lines
     if len(content) <= threshold and not math.isfinite(lines):
         return content, None
     return truncate_and_save(content, output_file, threshold, lines, keep, preview_chars)
+
+
+def max_output_chars(canonical: str, limits: QwenLimits) -> float | None:
+    """The tool's `maxOutputChars` as the scheduler reads it (None: the threshold and the line cap apply)."""
+    if canonical == SHELL_TOOL:
+        return limits.shell_budget
+    if is_mcp_tool_name(canonical):
+        return MCP_TOOL_MAX_OUTPUT_CHARS
+    spec = next((spec for spec in BUILTIN_TOOLS if spec.name == canonical), None)
+    return spec.max_output_chars if spec is not None else None
+
+
+def truncate_llm_content(tool: str, canonical: str, text: str, limits: QwenLimits,
+                         output_file: str) -> tuple[str, str | None]:
+    """`truncateLlmContent` with the tool's limits (chunk-DPEB6S2R.js:60890–60915, chunk-2VS5EEXU.js:5277):
+    the text, and the file a cut saved the whole to (None: no file)."""
+    if js_trim(text) == "":
+        return f"({tool} completed with no output)", None
+    if text.startswith(TOOL_OUTPUT_TRUNCATED_PREFIX):
+        return text, None
+    max_chars = max_output_chars(canonical, limits)
+    threshold, lines = (limits.threshold, limits.line_cap) if max_chars is None else (max_chars, math.inf)
+    keep = "tail" if canonical == "agent" else "both"
+    return truncate_tool_output(text, output_file, threshold, lines, keep)
 
 
 def shell_body_budget(output_threshold: float, notices_chars: int) -> float:

@@ -37,7 +37,9 @@ def test_defaults_equal_qwens_answer(capsys):
 def test_config_file_override_is_used_and_labelled(capsys, isolated):
     (isolated / "doctor.toml").write_text('[budgets]\nrun_shell_command = 100\n')
     data = report(capsys)
-    assert shell_row(data)["budget"] == {"chars": 100, "source": "override", "detail": "run_shell_command"}
+    assert shell_row(data)["budget"] == {"chars": 100, "source": "override",
+                                         "detail": f"[budgets] run_shell_command in {isolated / 'doctor.toml'}"}
+    assert data["settings"]["overrideOrigins"] == {"run_shell_command": f"[budgets] run_shell_command in {isolated / 'doctor.toml'}"}
     assert data["toolResultRetention"]["oversizedResultCount"] > 0
 
 

@@ -15,6 +15,9 @@ given, is the call id the client gets, so that recordings of one script are comp
 "sideFail": [SUBSTRING, ...] answers a side request whose body contains one of them with HTTP 400 (a
 summarizer that fails, so the client falls back to the raw text). The string "{{SPILL}}" inside a step is replaced by the last spill
 path the client mentioned in its request, so a step can page into the file the client just wrote.
+A step {"quote": [FROM, THROUGH]} answers, as a model that shows a text "as it is" would, with the
+request's last text that holds FROM, from there to the end of the first line after it that holds
+THROUGH (without THROUGH: to the first empty line; "(nothing to quote)" when FROM is nowhere).
 Each protocol module defines how to tell the main loop apart, how to find spill paths, and how to
 answer; `serve(protocol)` runs it: `python <protocol module> PORT SCRIPT.json [LOG]`.
 """
@@ -143,6 +146,8 @@ class Handler(BaseHTTPRequestHandler):
             return
         index, step = self.script.take() if main else (None, self.protocol.side_text)
         self._log({"method": "POST", "path": self.path, "main": main, "bytes": len(raw), "step": index})
+        if isinstance(step, dict) and "quote" in step:
+            step = quoted(body, *step["quote"])
         self.protocol.answer(self, self.path, body, Step.parse(self._with_spill(step, raw)), raw)
         self.wfile.flush()
 
@@ -157,6 +162,31 @@ class Handler(BaseHTTPRequestHandler):
     def _log(self, entry: dict) -> None:
         with open(self.log_path, "a") as log:
             log.write(json.dumps(entry) + "\n")
+
+
+def quoted(body, start: str, through: str) -> str:
+    """The last string in `body` holding `start`, from there to the end of the line holding `through` (or the
+    first empty line)."""
+    texts = [text for text in _strings(body) if start in text]
+    if not texts:
+        return "(nothing to quote)"
+    text = texts[-1][texts[-1].index(start):]
+    end = text.find(through)
+    if end < 0:
+        return text.split("\n\n", 1)[0].rstrip()
+    line_end = text.find("\n", end)
+    return text if line_end < 0 else text[:line_end]
+
+
+def _strings(value):
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _strings(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _strings(item)
 
 
 def serve(protocol: Protocol, argv: list[str] | None = None) -> None:

@@ -121,8 +121,9 @@ def test_codex_alarm_counts_bytes_at_the_margin(tmp_path):
         answers.append(json.loads(out) if out.strip() else None)
     alarm, silent = answers
     assert silent is None
-    assert (f"doctor: Bash returned {size:,} bytes (≈{-(-size // 4):,} tokens), over Codex CLI's "
-            f"{size - header - 1:,}-byte limit + 1,000 bytes of header") in alarm["systemMessage"]
+    assert (f"doctor: Bash returned {size:,} bytes (≈{-(-size // 4):,} tokens), over doctor's "
+            f"{size - header - 1:,}-byte budget + 1,000 bytes of Codex CLI's header ([budgets] exec_command in "
+            ) in alarm["systemMessage"]
 
 
 def test_follow_prints_the_agents_measure(tmp_path):

@@ -20,13 +20,27 @@ def isolated(tmp_path, monkeypatch):
     monkeypatch.delenv("DOCTOR_CONFIG", raising=False)
 
 
+@pytest.fixture
+def read_file_budget(tmp_path, monkeypatch):
+    """A team budget of 25,000 chars for read_file, which Qwen itself never cuts by chars (it pages)."""
+    config = tmp_path / "doctor.toml"
+    config.write_text("[budgets]\nread_file = 25000\n")
+    monkeypatch.setenv("DOCTOR_CONFIG", str(config))
+
+
 @pytest.mark.parametrize("chars, fires", [(50_500, False), (50_501, True)])
-def test_qwens_rule_is_two_budgets_plus_500(chars, fires):
-    assert (check("qwen", "read_file_unknown_tool", "x" * chars, None) is not None) == fires  # threshold 25,000
+def test_qwens_rule_is_two_budgets_plus_500(read_file_budget, chars, fires):
+    assert (check("qwen", "read_file", "x" * chars, None) is not None) == fires
 
 
-def test_astral_characters_count_as_two_units():
-    assert check("qwen", "unknown", "🙂" * 25_251, None) is not None  # 50,502 UTF-16 units
+def test_astral_characters_count_as_two_units(read_file_budget):
+    assert check("qwen", "read_file", "🙂" * 25_251, None) is not None  # 50,502 UTF-16 units
+
+
+def test_qwen_judges_what_its_gate_and_truncation_leave(read_file_budget):
+    """An unregistered tool's 50,501 chars are persisted by Qwen's gate (threshold 25,000 + 3,000); the
+    model gets the stub, which Qwen's rule skips."""
+    assert check("qwen", "unknown_tool", "x" * 50_501, None) is None
 
 
 @pytest.mark.parametrize("response, text", [
@@ -80,8 +94,9 @@ def test_codex_reads_the_models_policy_and_its_tool_name(tmp_path, monkeypatch):
     config.write_text("[budgets]\nexec_command = 5000\n")
     monkeypatch.setenv("DOCTOR_CONFIG", str(config))
     assert check("codex", "Bash", "x" * 6_000, None, model="gpt-5.5") is None  # 5,000 + 1,000 header allowance
-    assert "Codex CLI's 5,000-byte limit + 1,000 bytes of header (--tool-budget exec_command)" in \
-        check("codex", "Bash", "x" * 6_001, None, model="gpt-5.5").for_user()
+    # doctor's own budget, from its config file (not Codex's, nor a flag); the header allowance is Codex's
+    assert f"over doctor's 5,000-byte budget + 1,000 bytes of Codex CLI's header ([budgets] exec_command in {config})" \
+        in check("codex", "Bash", "x" * 6_001, None, model="gpt-5.5").for_user()
 
 
 def _hook(capsys, monkeypatch, payload, *flags):

@@ -25,6 +25,7 @@ SCENARIOS = [(agent, folder.name) for agent in ("claude", "gemini", "codex")
              for folder in sorted((RECORDINGS / agent).iterdir()) if (folder / "meta.json").is_file()]
 QWEN_WORDS = ("2×", "twice", "shellBudget", "toolOutputBatchBudget")
 CLIENTS = {"claude": "Claude Code", "gemini": "Gemini CLI", "codex": "Codex CLI"}
+TYPED = {"claude": "/doctor:memory", "gemini": "/doctor:memory", "codex": "$doctor-memory"}
 
 
 @pytest.fixture(autouse=True)
@@ -74,6 +75,8 @@ def test_the_hook_alarms_on_exactly_what_doctor_memory_counts_oversized(capsys, 
         alarms += 1
         text = answer["systemMessage"] + answer["hookSpecificOutput"]["additionalContext"]
         assert CLIENTS[agent] in text and not any(word in text for word in QWEN_WORDS), text
+        # what this agent's user can type to see the session: Codex's app rejects /doctor:memory, its skill is not
+        assert answer["systemMessage"].endswith(f"{TYPED[agent]} shows the session.")
         expected = row["rawChars"] if agent != "codex" else len(result.payload["tool_response"])  # Codex: no header
         assert figure(answer) == expected
     assert judged >= 1
@@ -86,9 +89,11 @@ def test_gemini_read_file_alarm_names_the_threshold_and_its_source(capsys, monke
     [(row, answer)] = [(row, a) for r, row, _, a in verdicts(capsys, monkeypatch, "gemini", folder, folder / "home")
                        if a and not r.masked_later]
     # the size and tokens doctor memory gives the same result, in Gemini's own measure
-    assert (f"doctor: read_file returned 148,405 chars (≈{row['sentTokens']:,} tokens), over Gemini CLI's 40,000-char "
-            "limit (no limit of its own; held to tools.truncateToolOutputThreshold (built-in default of Gemini CLI "
-            "0.61.0") in answer["systemMessage"]
+    # Gemini cuts no read_file output: the limit is the one doctor holds it to, never called Gemini's own
+    assert (f"doctor: read_file returned 148,405 chars (≈{row['sentTokens']:,} tokens), over the 40,000-char limit "
+            "doctor holds it to (Gemini CLI cuts none of their output; held to tools.truncateToolOutputThreshold "
+            "(built-in default of Gemini CLI 0.61.0") in answer["systemMessage"]
+    assert "Gemini CLI's 40,000" not in answer["systemMessage"]
 
 
 @pytest.mark.parametrize("agent,name", [("claude", "raised-limits"), ("codex", "raised-limit")])
@@ -103,5 +108,6 @@ def test_without_the_raised_settings_the_payload_still_shows_what_got_through(ca
             # (in the agent's own measure: Codex counts the text's UTF-8 bytes)
             assert figure(answer) == (row["rawChars"] if agent == "claude"
                                       else len(result.payload["tool_response"].encode("utf-8")))
+            assert answer["systemMessage"].endswith(f"{TYPED[agent]} shows the session.")
         seen += oversized
     assert seen == 2

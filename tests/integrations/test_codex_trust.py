@@ -92,9 +92,25 @@ def test_only_doctors_hooks_are_trusted(tmp_path):
     expected = {f"{hooks}:{event}:{group}:0"
                 for event, name in (("post_tool_use", "PostToolUse"), ("user_prompt_submit", "UserPromptSubmit"))
                 for group, entry in enumerate(installed[name])
-                if entry["hooks"][0]["command"] == "doctor hook codex --tell-model"}
+                if entry["hooks"][0]["command"] == f"{DOCTOR_BIN / 'doctor'} hook codex --tell-model"}
     assert len(expected) == 2
     assert set(tomllib.loads(config.read_text())["hooks"]["state"]) == expected
+
+
+@needs_codex
+@pytest.mark.slow
+def test_a_project_codex_does_not_trust_gets_nothing_installed(tmp_path):
+    """Codex loads a project's hooks.json only once the user trusted the folder, so it cannot list (nor
+    trust) doctor's hook there: install says so, exit 2, and the hooks.json it wrote is taken back."""
+    box = Sandbox(tmp_path)
+    config = _config(box)
+    before = config.read_text()
+    done = box.doctor("install", "codex", "--project", "--trust", check=False, env=_with_codex(box))
+    assert done.returncode == 2 and "a project's hooks load only once Codex trusts the folder" in done.stderr
+    assert "nothing was installed (what was written was put back)" in done.stderr and "created" not in done.stdout
+    assert not (box.project / ".codex").exists()
+    assert config.read_text() == before and not list(config.parent.glob("*.doctor-backup-*"))
+    assert not (config.parent / "hooks.json").exists()  # (Codex's own files, made by its app server, stay)
 
 
 def test_a_config_that_does_not_parse_is_refused_before_anything_is_written(tmp_path):
@@ -140,7 +156,7 @@ def test_a_codex_that_ends_without_answering_leaves_nothing_behind(tmp_path, mon
     monkeypatch.chdir(box.project)
     assert cli.main(["install", "codex", "--trust"]) == 2
     assert "could not trust doctor's hook: codex app-server " in capsys.readouterr().err  # ended, or not reading
-    assert sorted(p.name for p in config.parent.iterdir()) == ["config.toml", "hooks.json"]
+    assert sorted(p.name for p in config.parent.iterdir()) == ["config.toml"]  # the hooks.json written: taken back
     assert config.read_text() == 'model = "x"\n'
     assert [thread for thread in threading.enumerate() if isinstance(thread, threading.Timer)] == []
 

@@ -16,6 +16,9 @@ import pytest
 
 from doctor import cli
 from doctor.integrations import AGENTS
+from doctor.integrations.program import doctor_program
+
+PROGRAM = doctor_program()  # what install writes: this doctor's absolute path (the venv's console script)
 
 
 @pytest.fixture
@@ -68,12 +71,12 @@ def test_qwen_settings_keep_unrelated_keys_through_install_and_uninstall(home, c
 
     assert cli.main(["install", "qwen"]) == 0
     installed = json.loads(settings.read_text())
-    assert installed["permissions"]["allow"] == ["run_shell_command(git)", "run_shell_command(doctor slash qwen --args=*)"]
+    assert installed["permissions"]["allow"] == ["run_shell_command(git)", f"run_shell_command({PROGRAM} slash qwen --args=*)"]
     assert {key: value for key, value in installed.items() if key not in ("permissions", "hooks", "ui")} == {
         key: value for key, value in original.items() if key != "permissions"}
     assert list(installed) == [*original, "hooks", "ui"]  # order kept, doctor's tables last
-    assert installed["hooks"]["PostToolUse"][0]["hooks"][0]["command"] == "doctor hook qwen"
-    assert installed["ui"] == {"statusLine": {"type": "command", "command": "doctor statusline qwen"}}
+    assert installed["hooks"]["PostToolUse"][0]["hooks"][0]["command"] == f"{PROGRAM} hook qwen"
+    assert installed["ui"] == {"statusLine": {"type": "command", "command": f"{PROGRAM} statusline qwen"}}
     [backup] = settings.parent.glob("settings.json.doctor-backup-*")
     assert json.loads(backup.read_text()) == original
     assert backup.stat().st_mode & 0o777 == 0o600 == settings.stat().st_mode & 0o777
@@ -154,12 +157,67 @@ def test_codex_hooks_keep_the_users_own_hooks(home):
     assert json.loads(hooks.read_text()) == theirs
 
 
+def _tree(root: Path) -> dict[str, bytes | None]:
+    """Every file (its bytes) and folder (None) under `root`: an uninstall must leave no folder of doctor's."""
+    return {str(path.relative_to(root)): None if path.is_dir() else path.read_bytes() for path in sorted(root.rglob("*"))
+            if ".doctor-backup-" not in path.name}
+
+
+@pytest.mark.parametrize("scope", ["--user", "--project"])
+@pytest.mark.parametrize("theirs", [False, True], ids=["no-skills-yet", "beside-their-skills"])
+def test_codex_skill_is_installed_and_uninstalled_exactly(scope, theirs, home, capsys):
+    """Codex's interactive app rejects `/doctor:memory`; `$doctor-memory` is doctor's skill, in the skills folder
+    beside hooks.json. Uninstall takes out its file, the file that keeps it from being picked unasked, and the
+    folders they needed, and nothing of the user's (their own skill, Codex's bundled `.system` skills)."""
+    base = home / ".codex" if scope == "--user" else home.parent / "project" / ".codex"
+    base.mkdir()  # Codex's folder is there (hooks.json's, as before)
+    if theirs:
+        for mine in ("my-skill/SKILL.md", ".system/imagegen/SKILL.md"):
+            (base / "skills" / mine).parent.mkdir(parents=True)
+            (base / "skills" / mine).write_text("---\nname: mine\ndescription: mine\n---\nmine\n")
+    before = _tree(home.parent)
+
+    assert cli.main(["install", "codex", scope]) == 0
+
+    said = capsys.readouterr().out
+    skill = base / "skills" / "doctor-memory"
+    assert f"created   {skill / 'SKILL.md'}" in said and "type $doctor-memory in Codex" in said
+    text = (skill / "SKILL.md").read_text()
+    assert text.startswith("---\n") and "\nname: doctor-memory\n" in text and "Show that text to the user as it is" in text
+    assert "allow_implicit_invocation: false" in (skill / "agents" / "openai.yaml").read_text()
+    assert cli.main(["uninstall", "codex", scope]) == 0
+    assert _tree(home.parent) == before
+
+
+@pytest.mark.parametrize("first, second", [("--user", "--project"), ("--project", "--user")])
+def test_codex_is_installed_in_one_scope_only(first, second, home, capsys):
+    """Codex runs the user's hooks.json and a trusted project's both: doctor's hook in each would answer every
+    prompt and tool call twice. The second scope is refused (exit 2, one line naming the first), nothing written."""
+    assert cli.main(["install", "codex", first]) == 0
+    before = snapshot(home.parent)
+    capsys.readouterr()
+    assert cli.main(["install", "codex", second, "--tell-model"]) == 2
+    err = capsys.readouterr().err
+    installed = home / ".codex" / "hooks.json" if first == "--user" else home.parent / "project" / ".codex" / "hooks.json"
+    assert err.count("\n") == 1 and f"refused: {installed}: already runs doctor's hook" in err
+    assert f"doctor uninstall codex {first}` first" in err
+    assert snapshot(home.parent) == before
+    assert cli.main(["uninstall", "codex", first]) == 0 and cli.main(["install", "codex", second]) == 0
+
+
+def test_codex_installed_from_the_home_folder_is_one_file(home, monkeypatch):
+    """Run from the home folder, the project's .codex is the user's own: installing again is no second scope."""
+    monkeypatch.chdir(home)
+    assert cli.main(["install", "codex"]) == 0
+    assert cli.main(["install", "codex"]) == 0
+
+
 def test_tell_model_is_chosen_at_install_and_switches_cleanly(home):
     settings = home / ".claude" / "settings.json"
     cli.main(["install", "claude"])
     cli.main(["install", "claude", "--tell-model"])
     groups = json.loads(settings.read_text())["hooks"]["PostToolUse"]
-    assert [group["hooks"][0]["command"] for group in groups] == ["doctor hook claude --tell-model"]
+    assert [group["hooks"][0]["command"] for group in groups] == [f"{PROGRAM} hook claude --tell-model"]
     cli.main(["uninstall", "claude"])
     assert not settings.exists()
 
@@ -197,7 +255,7 @@ def test_install_sets_the_status_line_and_uninstall_removes_it(agent, keys, home
     value = json.loads((home / f".{agent}" / "settings.json").read_text())
     for key in keys:
         value = value[key]
-    assert value == {"type": "command", "command": f"doctor statusline {agent}"}
+    assert value == {"type": "command", "command": f"{PROGRAM} statusline {agent}"}
     assert "kept your own" not in capsys.readouterr().out
 
 

@@ -82,9 +82,11 @@ def _hook(capsys, monkeypatch, payload) -> tuple[int, str, str]:
     return run_cli(capsys, "hook", "codex")
 
 
-def test_prompt_hook_answers_doctor_memory_with_additional_context(capsys, monkeypatch):
+# `$doctor-memory`: doctor's skill, what Codex's interactive app sends; `/doctor:memory`: what `codex exec` passes on
+@pytest.mark.parametrize("typed", ["$doctor-memory", "/doctor:memory"])
+def test_prompt_hook_answers_doctor_memory_with_additional_context(typed, capsys, monkeypatch):
     transcript = next((RECORDINGS / "codex" / "big-outputs").rglob("rollout-*.jsonl"))
-    code, out, _ = _hook(capsys, monkeypatch, {"hook_event_name": "UserPromptSubmit", "prompt": "/doctor:memory --top 1",
+    code, out, _ = _hook(capsys, monkeypatch, {"hook_event_name": "UserPromptSubmit", "prompt": f"{typed} --top 1",
                                                "session_id": "x", "transcript_path": str(transcript)})
     answer = json.loads(out)["hookSpecificOutput"]
     assert code == 0 and answer["hookEventName"] == "UserPromptSubmit"
@@ -97,6 +99,8 @@ def test_prompt_hook_answers_doctor_memory_with_additional_context(capsys, monke
 @pytest.mark.parametrize("payload", [
     {"hook_event_name": "UserPromptSubmit", "prompt": "fix the bug"},
     {"hook_event_name": "UserPromptSubmit", "prompt": "/doctor:memoryx"},
+    {"hook_event_name": "UserPromptSubmit", "prompt": "$doctor-memoryx"},
+    {"hook_event_name": "UserPromptSubmit", "prompt": "what does $doctor-memory do?"},
     {"hook_event_name": "SessionStart"},
     b"not json at all",
     b"[1, 2]",

@@ -15,9 +15,12 @@ import re
 import pytest
 
 from tests.conftest import REQUIRE_REFERENCE
-from tests.integrations.clients import CLAUDE, CODEX, GEMINI, GEMINI_SETTINGS, QWEN, ROOT, Sandbox
+from tests.integrations.clients import (CLAUDE, CODEX, DOCTOR_BIN, GEMINI, GEMINI_SETTINGS, QWEN, ROOT, Outcome,
+                                        Sandbox, bodies)
+from tests.integrations.tmux import TMUX, Pane
 
 pytestmark = [pytest.mark.slow]
+DOCTOR = DOCTOR_BIN / "doctor"  # what `doctor install` writes into the command files and rules
 
 
 def _needs(client):
@@ -93,9 +96,10 @@ def test_qwen_permission_lets_only_the_command_files_form_run_unasked(tmp_path):
     other = ROOT / "tests/recordings/qwen/oversized-alarm/session.jsonl"
     other_id = json.loads((other.parent / "meta.json").read_text())["sessionId"]
     ran = QWEN.run(box, ["-p", "go"], [
-        [{"name": "run_shell_command", "args": {"command": f"doctor slash qwen --args= --transcript {other}",
+        [{"name": "run_shell_command", "args": {"command": f"{DOCTOR} slash qwen --args= --transcript {other}",
                                                 "description": "a"}}],
-        [{"name": "run_shell_command", "args": {"command": f"doctor slash qwen --transcript {other}", "description": "b"}}],
+        [{"name": "run_shell_command", "args": {"command": f"{DOCTOR} slash qwen --transcript {other}",
+                                                "description": "b"}}],
         "All done."])
     assert ran.returncode == 0, ran.stderr
     assert not any(other_id in body for body in ran.bodies)  # the other session was never read
@@ -160,12 +164,13 @@ def test_gemini_policy_lets_only_the_command_files_form_run_unasked(tmp_path):
     (box.home / ".gemini" / "settings.json").write_text(json.dumps(GEMINI_SETTINGS))
     box.doctor("install", "gemini")
     [other] = (ROOT / "tests/recordings/gemini/big-outputs/home/.gemini/tmp").glob("*/chats/session-*.json*")
-    steered = f"doctor slash gemini --transcript {other}"
+    steered = f"{DOCTOR} slash gemini --transcript {other}"  # the doctor install wrote into the rule
     ran = GEMINI.run(box, ["-p", "go"], [
         [{"name": "run_shell_command", "args": {"command": steered, "description": "a"}}],
-        [{"name": "run_shell_command", "args": {"command": f"doctor slash gemini --args= --transcript {other}",
+        [{"name": "run_shell_command", "args": {"command": f"{DOCTOR} slash gemini --args= --transcript {other}",
                                                 "description": "b"}}],
-        [{"name": "run_shell_command", "args": {"command": "doctor slash gemini --args='--top 2'", "description": "c"}}],
+        [{"name": "run_shell_command", "args": {"command": f"{DOCTOR} slash gemini --args='--top 2'",
+                                                "description": "c"}}],
         "All done."])
     assert ran.returncode == 0, ran.stderr
     other_id = json.loads((ROOT / "tests/recordings/gemini/big-outputs/meta.json").read_text())["sessionId"]
@@ -175,6 +180,37 @@ def test_gemini_policy_lets_only_the_command_files_form_run_unasked(tmp_path):
     assert not any(other_id in body for body in ran.bodies)  # the other session was never read
     # the exact form ran, unasked: this very session's summary (the newest of the folder)
     assert "doctor memory — gemini session" in responses[2]["output"] and other_id not in responses[2]["output"]
+
+
+@_needs(CLAUDE)
+@pytest.mark.skipif(TMUX is None and not REQUIRE_REFERENCE, reason="tmux is not installed")
+def test_claude_interactive_slash_command_is_answered_by_the_expansion_hook(tmp_path):
+    """Typed in Claude Code's own terminal UI (tmux), `/doctor:memory --top 1` expands, the
+    UserPromptExpansion hook answers, and the model receives doctor's summary of this session."""
+    box = Sandbox(tmp_path)
+    box.doctor("install", "claude")
+    (box.home / ".claude" / ".claude.json").write_text(json.dumps({
+        "hasCompletedOnboarding": True, "theme": "dark", "numStartups": 5,
+        "customApiKeyResponses": {"approved": ["sk-fake"], "rejected": []},
+        "projects": {str(box.project): {"hasTrustDialogAccepted": True, "hasCompletedProjectOnboarding": True}}}))
+    steps = [[{"name": "Bash", "input": {"command": "seq 1 2000", "description": "numbers"}}], "Counted.",
+             "Here is the summary."]
+    pane = Pane(box.root)
+    with CLAUDE.server(box, steps) as (port, log):
+        try:
+            pane.start(CLAUDE.command(port, ["--allowedTools", "Bash"]), box.project,
+                       {**CLAUDE.environment(box, port), "TERM": "xterm-256color"})
+            pane.wait_for(r"❯")
+            pane.type("count to 2000 please")
+            pane.wait_for(r"Counted\.")
+            pane.type("/doctor:memory --top 1")
+            pane.wait_for(r"Here is the summary\.")
+        finally:
+            pane.close()
+    sent = Outcome(0, "", "", bodies(log))
+    [transcript] = (box.home / ".claude" / "projects").glob("*/*.jsonl")
+    summary = sent.text_with(f"doctor memory — claude session {transcript.stem}")
+    assert summary is not None and "  1. Bash: " in summary and "  2. " not in summary, sent.bodies[-1][:3000]
 
 
 @_needs(CLAUDE)
@@ -209,8 +245,12 @@ def test_gemini_slash_command_reaches_the_model(tmp_path):
     assert summary is not None, typed.stdout + typed.stderr
     # Gemini CLI 0.61.0 resumes with the call's response twice (a synthesized `<id>_response` message
     # beside the recorded one) and sends both to the model: the summary counts what the model holds.
-    [transcript] = (box.home / ".gemini" / "tmp").glob("*/chats/session-*.json*")
+    # Resuming with a SessionStart hook (doctor's records the session), Gemini CLI 0.61.0 first starts a new file
+    # for the session (its opening context only), then writes on into the old one: the summary is the old one's.
+    files = list((box.home / ".gemini" / "tmp").glob("*/chats/session-*.json*"))
+    transcript = max(files, key=lambda path: path.stat().st_size)
     report = json.loads(box.doctor("memory", str(transcript), "--json").stdout)
+    assert f"gemini session {report['source']['sessionId']}" in summary
     expected = report["toolResultRetention"]
     assert _chars(summary) == _sent(report)
     sent = json.loads(typed.bodies[-1])["contents"]
@@ -283,10 +323,29 @@ def test_claude_after_tool_hook_raises_the_oversized_alarm(tmp_path, tell_model)
     assert len(alarms) == 1 and "doctor: Read returned " in alarms[0], shown  # the persisted Bash: silent
     [transcript] = (box.home / ".claude" / "projects").glob("*/*.jsonl")
     row = _memory_row(box, transcript, "Read")  # doctor memory afterwards: the same verdict, the same figure
-    assert f"Read returned {row['rawChars']:,} chars (≈{row['sentTokens']:,} tokens), over Claude Code's 20,000-char " \
-           "limit (--tool-budget Read)" in alarms[0]
+    config = box.home / ".config" / "doctor" / "config.toml"  # doctor's own budget, named by its file and key
+    assert f"Read returned {row['rawChars']:,} chars (≈{row['sentTokens']:,} tokens), over doctor's 20,000-char " \
+           f"budget ([budgets] Read in {config})" in alarms[0]
     told = ran.text_with("The last Read result is")
     assert (told is not None) == tell_model
+
+
+@_needs(CLAUDE)
+def test_claude_runs_doctor_without_doctor_on_its_path(tmp_path):
+    """A venv never activated where Claude Code runs: install (itself run without doctor on PATH) writes this
+    doctor's absolute path, so the hook and the status line run; a bare `doctor` failed after every tool call."""
+    box = Sandbox(tmp_path)
+    bare = {"PATH": "/usr/bin:/bin"}
+    box.doctor("install", "claude", env=bare)
+    _doctor_budgets(box, "[budgets]\nRead = 20000\n")
+    (box.project / "notes.txt").write_text("".join(f"note {i:04d} {'n' * 40}\n" for i in range(600)))  # 30,600
+    ran = CLAUDE.run(box, ["-p", "go", "--dangerously-skip-permissions", "--tools", "Bash,Read",
+                           "--output-format", "stream-json", "--verbose"],
+                     [[{"name": "Read", "input": {"file_path": str(box.project / "notes.txt")}}], "All done."], env=bare)
+    assert ran.returncode == 0, ran.stderr
+    assert "not found" not in ran.stdout + ran.stderr and "hook failed" not in ran.stdout.lower()
+    shown = [json.loads(line).get("content", "") for line in ran.stdout.splitlines() if '"informational"' in line]
+    assert any("doctor: Read returned " in text for text in shown), shown
 
 
 @_needs(QWEN)
@@ -296,19 +355,28 @@ def test_qwen_after_tool_hook_tells_the_model_when_opted_in(tmp_path):
     settings = box.home / ".qwen" / "settings.json"  # truncation off, as in recordings/qwen/oversized-alarm
     settings.write_text(json.dumps({**json.loads(settings.read_text()),
                                     "tools": {"truncateToolOutputThreshold": -1, "toolOutputBatchBudget": -1}}))
+    # The team's doctor budget for the shell (20,000 chars) is what trips here: with truncation off Qwen keeps
+    # the shell's 60,000 chars whole.
+    _doctor_budgets(box, "[budgets]\nrun_shell_command = 20000\n")
     grep = box.project / "grep"
     grep.mkdir()
     for f in range(20):
         (grep / f"g{f:02d}.txt").write_text("".join("needle %02d-%04d %s\n" % (f, i, "g" * 100) for i in range(200)))
     ran = QWEN.run(box, ["-p", "go", "--yolo"], [
         [{"name": "grep_search", "args": {"pattern": "needle", "path": str(grep)}}],
+        [{"name": "run_shell_command", "args": {"command": "python3 -c \"print('o' * 60000)\"", "description": "big"}}],
         [{"name": "run_shell_command", "args": {"command": "seq 1 5", "description": "small"}}], "All done."])
     assert ran.returncode == 0, ran.stderr
-    # grep keeps its finite 20,000 budget with truncation off: the raw 1,000 matches are oversized.
+    # The hook is handed grep's 1,000 raw matches (over 2 × 20,000 + 500), but Qwen cuts them to grep's
+    # 20,000-char budget after the hook: the model gets Qwen's cut, and is told nothing about it.
     # (Qwen 0.24.4 headless shows no hook systemMessage; the model-facing sentence is what is checked.)
-    told = ran.text_with("above twice its 20,000-char budget")
-    assert told is not None and "The last grep_search result is" in told
-    assert ran.text_with("The last run_shell_command result") is None
+    assert ran.text_with("Tool output was too large and has been truncated") is not None
+    assert ran.text_with("The last grep_search result") is None
+    told = ran.text_with("The last run_shell_command result is")
+    assert told is not None and "above twice its 20,000-char budget" in told
+    [transcript] = (box.home / ".qwen" / "projects").glob("*/chats/*.jsonl")
+    assert _memory_row(box, transcript, "run_shell_command")["oversized"]  # doctor memory: the same verdict
+    assert ran.text_with("The last run_shell_command result is 6") is not None  # the 60,0xx-char one, not seq's
 
 
 @_needs(GEMINI)
@@ -331,13 +399,14 @@ def test_gemini_after_tool_hook_raises_the_oversized_alarm(tmp_path):
     [transcript] = (box.home / ".gemini" / "tmp").glob("*/chats/session-*.json*")
     row = _memory_row(box, transcript, "read_file")
     told = ran.text_with("<hook_context>The last read_file result is 122,328 chars")
-    assert told is not None and "above Gemini CLI's 40,000-char limit" in told
+    assert told is not None and "above the 40,000-char limit doctor holds it to" in told
     # doctor memory counts the same result afterwards, with the hook's own sentence Gemini appended to it
     assert row["rawChars"] == len(told) and told.index("\n\n<hook_context>") == 122_328
     # (its tokens are Gemini's estimate of the 122,328 chars; doctor memory's row also holds the hook's sentence)
     assert "doctor: read_file returned 122,328 chars (≈" in alarms[0]
-    assert "tokens), over Gemini CLI's 40,000-char limit (no limit of its own; " \
-           "held to tools.truncateToolOutputThreshold" in alarms[0]
+    # Gemini cuts no read_file output: the 40,000 chars are the limit doctor holds it to, never Gemini's own
+    assert "tokens), over the 40,000-char limit doctor holds it to (Gemini CLI cuts none of their output; " \
+           "held to tools.truncateToolOutputThreshold" in alarms[0] and "Gemini CLI's 40,000" not in alarms[0]
     assert ran.text_with("seq 1 5") is not None and sum("<hook_context>" in body for body in ran.bodies[-1:]) == 1
 
 
@@ -356,7 +425,9 @@ def test_codex_after_tool_hook_tells_the_model(tmp_path):
         [{"name": "exec_command", "args": {"cmd": "seq 1 5"}}], "All done."])
     assert ran.returncode == 0, ran.stderr
     told = ran.text_with("The last Bash result is")
-    assert told is not None and "above Codex CLI's 20,000-byte limit + 1,000 bytes of header" in told, ran.stderr[-2000:]
+    config = box.home / ".config" / "doctor" / "config.toml"  # doctor's own budget, not Codex's nor a flag's
+    assert told is not None and ("above doctor's 20,000-byte budget + 1,000 bytes of Codex CLI's header "
+                                 f"([budgets] exec_command in {config})") in told, ran.stderr[-2000:]
     assert sum("The last Bash result is" in body for body in ran.bodies) == 2  # in both later requests, once
     [transcript] = (box.home / ".codex" / "sessions").rglob("rollout-*.jsonl")
     assert _memory_row(box, transcript, "exec_command")["rawChars"] > 21_000  # doctor memory: oversized too

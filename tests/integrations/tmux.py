@@ -32,10 +32,11 @@ class Pane:
         self._tmux("new-session", "-d", "-s", "client", "-x", str(self.width), "-y", str(self.height),
                    "-c", str(cwd), line + "; sleep 600")
 
-    def type(self, text: str) -> None:
+    def type(self, text: str, enter: bool = True) -> None:
         self._tmux("send-keys", "-t", "client", "-l", text)
         time.sleep(0.3)
-        self._tmux("send-keys", "-t", "client", "Enter")
+        if enter:
+            self._tmux("send-keys", "-t", "client", "Enter")
 
     def keys(self, *names: str) -> None:
         """Press keys by tmux's names (`Down`, `Enter`, `q`), one after the other."""

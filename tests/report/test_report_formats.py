@@ -114,7 +114,7 @@ def test_interpretation_names_the_tool_and_its_budget(capsys) -> None:
     code, out, _ = run_cli(capsys, "memory", path, "--no-tui", "--tool-budget", "glob=10000")
     assert code == 0
     paragraph = " ".join(line.strip() for line in out.split("\nInterpretation\n", 1)[1].split("\n"))
-    assert "1 result from `glob` exceeds 2× its 10,000-char budget (glob)" in paragraph
+    assert "1 result from `glob` exceeds 2× doctor's 10,000-char budget (--tool-budget glob)" in paragraph
     assert "/compress" in paragraph
 
 

@@ -70,7 +70,8 @@ def payload(agent: str, text: str) -> dict:
     """The real payload `agent` sends for a result of its tool, with `text` as the output, in its shape."""
     name, tool = AGENT_RECORDING[agent]
     landed = next(landed.payload for landed in payloads(agent, RECORDINGS / agent / name)
-                  if landed.payload["tool_name"] == tool and "persistedOutputPath" not in landed.payload["tool_response"])
+                  if landed.payload["tool_name"] == tool
+                  and "persistedOutputPath" not in landed.payload["tool_response"])  # Claude persisted that one
     response = landed["tool_response"]
     if agent == "codex":
         return {**landed, "tool_response": text}

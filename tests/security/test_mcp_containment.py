@@ -358,3 +358,27 @@ def test_a_huge_limit_on_a_100_mb_spill_file_returns_a_capped_page_in_bounded_me
     assert shown[:-1] == [(line % number).decode().rstrip("\n") for number in range(len(shown) - 1)]
     assert shown[-1] == f"[doctor: stopped at 20,000 bytes per call; continue with offset={len(shown) - 1}]"
     assert after - before < 32 * 1024, f"peak RSS grew by {(after - before) // 1024} MiB"
+
+
+def test_largest_results_relays_a_hostile_tool_name_and_spill_path_inert(victim):
+    """A session's tool names and the spill paths it names are the session writer's: `largest_results`
+    hands them to the model inert (no escape sequence, no C1 or bidi control), as `memory_report` does."""
+    from doctor.report.inert import UNSAFE
+    from tests.report.report_support import HOSTILE_TOOL, hostile_session
+
+    chats = victim.home / ".qwen" / "projects" / "-project" / "chats"
+    chats.mkdir(parents=True)
+    session = hostile_session(victim.root).rename(chats / "hostile.jsonl")
+    records = [json.loads(line) for line in session.read_text().splitlines() if line.strip()]
+    for record in records:  # a truncation notice naming a path full of controls, in the largest result
+        for part in (record.get("message") or {}).get("parts") or []:
+            response = (part.get("functionResponse") or {}).get("response")
+            if isinstance(response, dict) and "output" in response and HOSTILE_TOOL == part["functionResponse"]["name"]:
+                response["output"] = ("Tool output was too large and has been truncated.\nThe full output has been "
+                                      "saved to: /tmp/x\x1b]52;c;cm0gLXJmIH4K\x07\u202e.output\n" + response["output"])
+    session.write_text("".join(json.dumps(record) + "\n" for record in records))
+    [result] = call(victim.server(), ("largest_results", {"session": str(session), "top": 3}))
+    assert not result.is_error, text(result)
+    everything = json.dumps(result.structured_content, ensure_ascii=False) + text(result)
+    assert "\x1b" not in everything and not UNSAFE.search(everything.replace("\n", "").replace("\t", ""))
+    assert "evil<b>[bold]tool|x" in everything  # the name is there, its escape sequence removed

@@ -1,7 +1,7 @@
 """`doctor statusline` on real recordings that grow line by line: its figures are `doctor memory --json`'s.
 
 Each recording is copied into a throwaway transcript a few lines at a time (every line, for Qwen;
-and once with half a line still being written), the status line runs after each step through the
+and once with half a line still being written, which is not counted), the status line runs after each step through the
 real entry point with the agent's stdin shape, and its numbers are compared with `doctor memory
 --json` of the same file at that moment. A resumed call must start reading where the last one
 stopped, and for Qwen rebuild the history only where the recording's chain did not just grow;
@@ -138,12 +138,13 @@ def test_figures_equal_doctor_memory_as_the_transcript_grows(tmp_path, capsys, m
         if len(spy.starts) > 1:
             assert spy.starts[-1] == size_before, "the resumed read did not start where the last one ended"
 
-    # Half of a line the agent is still writing: counted as doctor memory counts it, not saved.
+    # Half of a line the agent is still writing: not counted (the figures of the complete lines), not saved.
     extra = lines[len(lines) // 2]
+    complete = _memory_figures(capsys, transcript)
     with open(transcript, "ab") as handle:
         handle.write(extra[: len(extra) // 2])
     _, out, _ = _status(capsys, monkeypatch, agent, _payload(agent, transcript))
-    assert _line_figures(out) == _memory_figures(capsys, transcript)
+    assert _line_figures(out) == complete
     with open(transcript, "ab") as handle:
         handle.write(extra[len(extra) // 2:])
     _, out, _ = _status(capsys, monkeypatch, agent, _payload(agent, transcript))

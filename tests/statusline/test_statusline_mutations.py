@@ -5,7 +5,8 @@ mutation fuzzer's corpus (tests/hardening/mutations.py): a Qwen or Claude record
 bytes, cuts, duplicated, swapped or deleted lines, garbage, another session's lines spliced in.
 Each case is written in pieces cut anywhere (lines torn mid-way), the status line runs after each
 piece through the real entry point, resuming its index, and shows the figures of `doctor memory
---json --agent` on the file as it is then, or its neutral line where that report has no analysis.
+--json --agent` on the file's complete lines then (a torn last line is a record still being
+written: never counted), or its neutral line where that report has no analysis.
 
 DOCTOR_FUZZ_EXAMPLES sets how many cases are drawn (default: a modest number, for CI).
 """
@@ -116,13 +117,29 @@ def test_the_resumed_status_line_agrees_with_doctor_memory_on_mutated_sessions(c
             written = end
             code, out, err = _run("statusline", agent, stdin=payload)
             assert code == 0 and "Traceback" not in out + err and out.count("\n") == 1, out + err
-            if end == 0:  # nothing written yet
+            complete = _complete_lines(transcript, scratch)
+            if complete is None:  # nothing written yet, or only a first record still being written
                 assert out == "doctor: no tool results yet\n"
                 continue
-            assert _line_figures(out) == _memory_figures(agent, transcript), f"{case} after {end} of {len(data)} bytes"
-        if case.sparse_tail:  # then a crash's run of NUL bytes: the line still agrees
+            assert _line_figures(out) == _memory_figures(agent, complete), f"{case} after {end} of {len(data)} bytes"
+        if case.sparse_tail:  # then a crash's run of NUL bytes, never ended by a newline: left out
             with open(transcript, "r+b") as handle:
                 handle.truncate(len(data) + case.sparse_tail)
             code, out, err = _run("statusline", agent, stdin=payload)
             assert code == 0 and "Traceback" not in out + err and out.count("\n") == 1, out + err
-            assert _line_figures(out) == _memory_figures(agent, transcript), f"{case} with its sparse tail"
+            complete = _complete_lines(transcript, scratch)
+            if complete is None:
+                assert out == "doctor: no tool results yet\n"
+            else:
+                assert _line_figures(out) == _memory_figures(agent, complete), f"{case} with its sparse tail"
+
+
+def _complete_lines(transcript: Path, scratch: Path) -> Path | None:
+    """A copy of `transcript` up to its last newline, beside it under the same name (None: no complete line)."""
+    data = transcript.read_bytes()
+    if b"\n" not in data:
+        return None
+    copy = scratch / "complete" / transcript.relative_to(scratch)
+    copy.parent.mkdir(parents=True, exist_ok=True)
+    copy.write_bytes(data[: data.rindex(b"\n") + 1])
+    return copy

@@ -50,7 +50,7 @@ def test_oversized_per_thousand_by_tool_and_version(capsys, corpus) -> None:
     for report in reports:
         source = report["source"]
         for result in report["retention"]["results"]:
-            group = groups[result["tool"], source["agent"], source["agentVersion"] or ""]
+            group = groups[result["tool"], source["agent"], source["agentVersion"] or "unknown"]
             group[0] += 1
             group[1] += result["oversized"]
     rows = _answers(capsys, db)["oversizedByVersion"]

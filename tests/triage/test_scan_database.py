@@ -116,7 +116,7 @@ def test_unknown_files_are_recorded_with_their_reason(capsys, tmp_path: Path) ->
     db = tmp_path / "t.duckdb"
     code, out, err = scan(capsys, db, folder)
     assert code == 3, err
-    assert "4 files seen, 4 new" in out and "3 skipped" in out
+    assert "4 files seen; 4 new" in out and "3 skipped" in out
     skipped = dict(table(db, "SELECT path, reason FROM files WHERE status = 'skipped' ORDER BY path"))
     assert len(skipped) == 3
     assert skipped[next(p for p in skipped if p.endswith("empty.json"))].startswith("file is empty")

@@ -54,3 +54,18 @@ async def test_budgets_qwen_is_named_in_the_title_and_the_panel():
         screen = await loaded(pilot)
         assert "Budgets in force (Qwen Code 0.24.4's rules, --budgets qwen)" in text_of(screen.query_one("#rules"))
         assert "judged by Qwen Code's budgets (--budgets qwen)" in text_of(screen.query_one("#title"))
+
+
+@run_async
+async def test_doctors_own_budget_is_listed_with_its_config_file_beside_claudes_limit(tmp_path):
+    """A team's `[budgets] Bash` (doctor's config, read by doctor's own loader) is doctor's, not Claude's."""
+    from doctor.config import load_budget_overrides
+
+    config = tmp_path / "config.toml"
+    config.write_text("[budgets]\nBash = 10000\n")
+    async with app_for(tool_budgets=load_budget_overrides(config)).run_test(size=(200, 60)) as pilot:
+        screen = await loaded(pilot)
+        panel = " ".join(text_of(screen.query_one("#rules")).split())
+        assert (f"Bash 10,000 chars 10,000 override [budgets] Bash in {config}: doctor's own budget, in place of "
+                "Claude Code's 128,000 chars for it") in panel
+        assert "--tool-budget" not in panel

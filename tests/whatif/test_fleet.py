@@ -148,6 +148,12 @@ def test_whatif_one_value_per_agent_version_and_tool(qwen_fleet):
     assert sum(row["savedChars"] for row in tools.values()) == point["groups"][0]["savedChars"]
     text = cli("scan", "--db", db, "--whatif", f"{THRESHOLD}=10000", home=scratch, scratch=scratch)
     assert "run_shell_command" in text.stdout and "7 of 7 sessions" in text.stdout
+    total = point["groups"][0]
+    for fmt, needle in (("markdown", "| qwen | 0\\.24.4 | all tools |"), ("html", "<td>all tools</td>")):
+        done = cli("scan", "--db", db, "--sweep", f"{THRESHOLD}=10000,15000", "--format", fmt, home=scratch,
+                   scratch=scratch)
+        assert done.returncode == 0 and needle in done.stdout, done.stdout[:2000]
+        assert f"{total['savedTokensPerLaterTurn']:,}" in done.stdout
 
 
 def test_recommend_per_tool_with_the_share_of_sessions_helped(qwen_fleet):
@@ -195,3 +201,43 @@ def test_other_agents_fleet_against_the_exact_replay(agent, tmp_path, capsys):
     errors = check(fleet_sweep(db, key, values, tmp_path), prepared, agent, key, values)
     with capsys.disabled():
         print("\n" + "\n".join(errors))
+
+
+def test_sessions_without_a_replay_are_counted_with_the_reason(tmp_path):
+    """A request dump (no agent doctor replays) is in the database but left out of the answer, and says why."""
+    dump = Path(__file__).resolve().parents[1] / "recordings" / "dumps" / "anthropic.request.json"
+    db = tmp_path / "fleet.duckdb"
+    scan(db, [dump], tmp_path, tmp_path)
+    done = cli("scan", "--db", db, "--whatif", f"{THRESHOLD}=10000", "--json", home=tmp_path, scratch=tmp_path)
+    assert done.returncode == 0, done.stderr
+    answer = json.loads(done.stdout)
+    assert answer["coverage"]["replayed"] == 0 and answer["coverage"]["sessions"] == 1
+    (left_out,) = answer["coverage"]["notReplayed"]
+    assert left_out["sessions"] == 1 and "no replay for" in left_out["reason"]
+    assert answer["whatif"][0]["groups"] == []
+
+
+def test_a_rescan_replaces_a_sessions_replay_rows(tmp_path):
+    """`--force` reads the session again: its replay rows are rewritten, never doubled, and the answer is the same."""
+    import duckdb
+
+    session = unpack("default", tmp_path / "sessions")
+    db = tmp_path / "fleet.duckdb"
+
+    def counts() -> tuple:
+        with duckdb.connect(str(db), read_only=True) as connection:
+            return tuple(connection.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
+                         for table in ("replay_sessions", "replay_keys", "replay_results", "replay_samples"))
+
+    def answer() -> dict:
+        done = cli("scan", "--db", db, "--whatif", f"{THRESHOLD}=10000", "--json", home=tmp_path, scratch=tmp_path)
+        assert done.returncode == 0, done.stderr
+        return json.loads(done.stdout)["whatif"]
+
+    scan(db, [session], tmp_path, tmp_path)
+    first, before = counts(), answer()
+    assert first[0] == 1 and first[2] == 21 and first[3] > 0
+    done = cli("scan", "--db", db, "--jobs", "1", "--force", "-o", tmp_path / "again.txt", session, home=tmp_path,
+               scratch=tmp_path)
+    assert done.returncode in (0, 3), done.stderr
+    assert counts() == first and answer() == before

@@ -83,7 +83,8 @@ def load(project_dir: Path | None, env: Mapping[str, str], extra_files: tuple[Pa
     else:
         budget = _threshold(TRUNCATE_THRESHOLD, "default", f"{DEFAULT}: {THRESHOLD_KEY}")
     others = AgentBudget(budget.value, CHARS, budget.chars, budget.source,
-                         f"no limit of its own; held to {THRESHOLD_KEY} ({budget.detail})")
+                         f"{CLIENT} cuts none of their output; held to {THRESHOLD_KEY} ({budget.detail})",
+                         own=False)
     masking = merged.get("contextManagement", {}).get("tools", {}).get("outputMasking", {}) \
         if isinstance(merged.get("contextManagement"), Mapping) else {}
     masking = masking if isinstance(masking, Mapping) else {}

@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping
 
 from msgspec import Struct, field
 
-from doctor.core.budgets import Budget
+from doctor.core.budgets import Budget, override_origin
 
 CHARS = "chars"
 BYTES = "bytes"
@@ -25,8 +25,10 @@ class AgentBudget(Struct, frozen=True):
     `value` is in `unit`; `chars` is the same limit in the size the agent measures results in
     (`AgentRules.unit`: UTF-16 chars, or UTF-8 bytes for Codex; tokens converted with the agent's
     own estimate when it has one, else chars ÷ 4, as `conversion` says).
-    `source` is "default" (built into the client version), "env", "settings" or "override";
-    `detail` names the env var, file and key, or the client version.
+    `source` is "default" (built into the client version), "env", "settings" or "override" (doctor's
+    own budget: `detail` names the config file and key, or the flag); `detail` names the env var, file
+    and key, or the client version. `own` False: the agent cuts none of these tools' output, and the
+    limit is the one doctor holds them to (Gemini CLI's threshold, for the tools it does not truncate).
     """
 
     value: float
@@ -35,6 +37,7 @@ class AgentBudget(Struct, frozen=True):
     source: str
     detail: str
     conversion: str = ""
+    own: bool = True
 
     def as_budget(self) -> Budget:
         return Budget(self.chars, self.source, self.detail)
@@ -43,7 +46,7 @@ class AgentBudget(Struct, frozen=True):
         def number(x: float):
             return None if not math.isfinite(x) else int(x) if float(x).is_integer() else x
         return {"value": number(self.value), "unit": self.unit, "chars": number(self.chars),
-                "source": self.source, "detail": self.detail, "conversion": self.conversion}
+                "source": self.source, "detail": self.detail, "conversion": self.conversion, "own": self.own}
 
 
 class ToolRule(Struct, frozen=True):
@@ -100,7 +103,7 @@ class AgentRules(Struct, frozen=True):
     def agent_budget(self, name: str) -> AgentBudget:
         override = self.overrides.get(name)
         if override is not None:
-            return AgentBudget(override, self.unit, override, "override", f"--tool-budget {name}")
+            return AgentBudget(float(override), self.unit, float(override), "override", override_origin(override, name))
         return self.rule_for(name).budget
 
     def result_budget(self, name: str) -> Budget:
@@ -122,7 +125,8 @@ class AgentRules(Struct, frozen=True):
             "allowanceChars": self.allowance,
             "tools": [{"tools": rule.label, **rule.budget.to_json()} for rule in (*self.tools, self.fallback)],
             "settings": [{"name": name, **budget.to_json()} for name, budget in self.settings],
-            "overrides": {name: (None if not math.isfinite(v) else v) for name, v in self.overrides.items()},
+            "overrides": {name: (None if not math.isfinite(v) else float(v)) for name, v in self.overrides.items()},
+            "overrideOrigins": {name: override_origin(v, name) for name, v in self.overrides.items()},
             "files": list(self.files),
             "layers": dict(self.layer_names),
             "unit": self.unit,

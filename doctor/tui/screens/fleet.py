@@ -25,6 +25,7 @@ from doctor.report.figures import figure
 from doctor.report.inert import inert_line
 from doctor.triage.bins import bin_label
 from doctor.triage.fleet import tools_of, why_not_open
+from doctor.triage.versions import version_order
 from doctor.tui.screens.memory import MemoryScreen
 from doctor.tui.widgets.tables import show_sort
 
@@ -128,6 +129,8 @@ class SortableTable(DataTable):
 
             def value(key: str) -> tuple:
                 raw = self.values[key].get(column)
+                if column == "agent_version":
+                    return version_order(raw)
                 if column in TEXT_COLUMNS:
                     return (0, str(raw or "").lower())
                 return (0, raw) if raw is not None else (-1, 0)

@@ -91,10 +91,10 @@ def make_deep_tree(w, n=150):
         os.utime(os.path.join(d, "file_%04d_%s.txt" % (i, "n" * 180)), (1700000000 + i, 1700000000 + i))
 
 
-def make_grep_tree(w, files=20, lines=200):
+def make_grep_tree(w, files=20, lines=200, width=100):
     """files x lines lines that all match 'needle' (grep caps at 1000 matches)."""
     for f in range(files):
-        body = "".join("needle %02d-%04d %s\n" % (f, i, "g" * 100) for i in range(lines))
+        body = "".join("needle %02d-%04d %s\n" % (f, i, "g" * width) for i in range(lines))
         write(os.path.join(w, "grep", "g%02d.txt" % f), body)
 
 
@@ -412,6 +412,45 @@ def sc_rewind(name):
     }
 
 
+def capture_hook(name):
+    """A PostToolUse hook that appends each payload Qwen hands it, one JSON line, to <scratch>/hook-payloads.jsonl
+    and answers nothing (what `doctor hook qwen` is handed, for tests/integrations/test_alarm_qwen.py)."""
+    target = os.path.join(ROOT, name, "hook-payloads.jsonl")
+    command = ("python3 -c \"import sys; open(%r, 'ab').write(sys.stdin.buffer.read().rstrip(b'\\n') + b'\\n')\""
+               % target)
+    return {"PostToolUse": [{"matcher": "*", "hooks": [{"type": "command", "command": command, "timeout": 30}]}]}
+
+
+def setup_hook_payloads(w):
+    make_deep_tree(w)
+    make_grep_tree(w, files=12, lines=100, width=20)
+    make_big_text(os.path.join(w, "wide.txt"), lines=1000, width=210)
+
+
+def sc_hook_payloads(name):
+    w = w_of(name)
+    return {
+        "notes": "What the PostToolUse hook is handed, beside what the model got: truncation off "
+                 "(truncateToolOutputThreshold -1; line cap and batch budget at their defaults), one tool per "
+                 "batch, and a hook appending every payload to hook-payloads.jsonl (copied here). grep_search over "
+                 "1,200 matching lines (grep lists 1,000) is handed raw to the hook and cut by the scheduler to its "
+                 "20,000 budget after it; read_file of a 1,000-line 211,000-char file is cut by the 200,000 batch "
+                 "budget after the hook ('Tool output truncated. Persisted tool-output artifact'); the shell's "
+                 "90,000 chars and glob's 100 long paths stay whole; a small echo.",
+        "setup": setup_hook_payloads,
+        "settings": {"tools": {"truncateToolOutputThreshold": -1}, "hooks": capture_hook(name)},
+        "steps": [[tool("grep_search", pattern="needle", path=w + "/grep")],
+                  [tool("read_file", file_path=w + "/wide.txt")],
+                  [sh("python3 -c \"print('o' * 90000)\"", "big")],
+                  [tool("glob", pattern="**/*.txt", path=w + "/deep")],
+                  [sh("echo small", "small")],
+                  "All done."],
+        "copy": ["hook-payloads.jsonl"],
+        "check": lambda s: need(s, ["Tool output was too large", "Tool output truncated. Persisted tool-output artifact",
+                                    "o" * 90000]),
+    }
+
+
 SCENARIOS = {
     "shell-truncation": sc_shell_truncation,
     "persist-gate": sc_persist_gate,
@@ -425,6 +464,7 @@ SCENARIOS = {
     "ui-history": sc_ui_history,
     "compress-fast": sc_compress_fast,
     "rewind": sc_rewind,
+    "hook-payloads": sc_hook_payloads,
 }
 
 
@@ -746,6 +786,8 @@ def record_once(name, sc, attempt):
         if os.path.isdir(tmpdir):
             snapshot_dir(tmpdir, os.path.join(out, "tmp"))
         shutil.copy2(script_path, os.path.join(out, "script.json"))
+        for extra in sc.get("copy", []):
+            shutil.copy2(os.path.join(base, extra), os.path.join(out, extra))
         if sc.get("settings") is not None:
             write(os.path.join(out, "settings.json"), json.dumps(sc["settings"], indent=2) + "\n")
         pre_chats = os.path.join(base, "chats.pre-doctor")
