@@ -242,7 +242,7 @@ def _mark_gone(store: Store, request: ScanRequest, known: dict, summary: ScanSum
     """Files earlier scans saw under a folder this scan walked whole, and this scan did not see."""
     if not request.walked:
         return
-    seen = {file_key(path.path if isinstance(path, LeftOut) else path) for path in request.files}
+    seen = {file_key(path) for path in request.files}  # a LeftOut is keyed by its path (LeftOut.__fspath__)
     gone = [key for key, before in known.items()
             if key not in seen and before.status != GONE and before.archive_key is None and before.folder_keys
             and not request.walked.isdisjoint(before.folder_keys.split())]
