@@ -230,7 +230,7 @@ def _plan_archive(store: Store, request: ScanRequest, plan: _Plan, path: Path, k
             summary.counts["skipped"] += 1
             summary.skipped[member.reason] += 1
             continue
-        plan.states[member_key] = "member"  # the archive itself is counted new or changed, not its members
+        plan.states[member_key] = "members"  # the archive itself is counted new or changed, not its members
         # the archive's write dropped its old members: fresh unless this scan already wrote the name
         fresh = member_key not in left_out and planned is None
         plan.planned[member_key] = _Planned(None, key, None, fresh=fresh)
