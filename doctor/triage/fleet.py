@@ -7,7 +7,6 @@ stored path into a report provider for the memory screen when the file is still 
 
 from __future__ import annotations
 
-import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -63,37 +62,34 @@ def session_provider(path: str):
     if not path:
         return None
     if Path(path).is_file():
-        return _provider(Path(path).name, lambda: Path(path), None)
+        return _provider(Path(path).name, lambda read: read(Path(path)))
     archive, member = archive_member(path)
     if archive is None:
         return None
 
-    def extract() -> Path:
-        import tempfile
+    def from_archive(read):
+        """The archive unpacked as a scan unpacks it (archives.unpack: its caps, a private folder removed
+        on the way out), and the member's copy read before the folder goes."""
+        from doctor.triage.archives import Unpacked, unpack
 
-        from doctor.triage.archives import extract_member
+        with Unpacked() as into:
+            found = next((m for m in unpack(Path(archive), into).members if m.name == member), None)
+            if found is None or found.path is None:
+                raise OSError(f"{member}: not in {archive} any more, or left out "
+                              f"({found.reason if found else 'no such member'})")
+            return read(found.path)
 
-        directory = tempfile.mkdtemp(prefix="doctor-fleet-")  # private (0700), removed when the report is built
-        target = Path(directory) / Path(member).name
-        extract_member(archive, member, target)
-        return target
-
-    return _provider(Path(member).name, extract, lambda target: shutil.rmtree(target.parent, ignore_errors=True))
+    return _provider(Path(member).name, from_archive)
 
 
-def _provider(name: str, locate, cleanup):
+def _provider(name: str, locate):
     from doctor.assemble import ReportOptions, report_for_session
     from doctor.sources.registry import open_session
     from doctor.tui.provider import CallableProvider
 
     def load(progress):
         progress(None, f"Reading {name} and measuring every result…")
-        path = locate()
-        try:
-            report = report_for_session(open_session(path), ReportOptions())
-        finally:
-            if cleanup is not None:
-                cleanup(path)
+        report = locate(lambda path: report_for_session(open_session(path), ReportOptions()))
         progress(1.0, "ready")
         return report
 

@@ -41,6 +41,10 @@ class LeftOut:
     path: Path
     reason: str
 
+    def __fspath__(self) -> str:
+        """Its path, so that a file key (and "was it seen?" when marking files gone) treats it as the file."""
+        return os.fspath(self.path)
+
 
 def file_key(path: Path, member: str | None = None) -> str:
     text = os.fspath(path) if member is None else f"{os.fspath(path)}\0{member}"

@@ -119,8 +119,7 @@ def scan(store: Store, request: ScanRequest) -> ScanSummary:
     # archive members stay unpacked until every job is done, and are removed however the scan ends
     with stopping.handled() as stops, ctrl_c_as_interrupt(), archives.Unpacked() as unpacked:
         scan_id = store.begin_scan(engine.name)
-        store.record_labels(scan_id, request.labels,
-                            [file_key(path.path if isinstance(path, LeftOut) else path) for path in request.files])
+        store.record_labels(scan_id, request.labels, [file_key(path) for path in request.files])
         known = store.known_files()
         group = None
         try:
@@ -243,7 +242,7 @@ def _mark_gone(store: Store, request: ScanRequest, known: dict, summary: ScanSum
     """Files earlier scans saw under a folder this scan walked whole, and this scan did not see."""
     if not request.walked:
         return
-    seen = {file_key(path.path if isinstance(path, LeftOut) else path) for path in request.files}
+    seen = {file_key(path) for path in request.files}  # a LeftOut is keyed by its path (LeftOut.__fspath__)
     gone = [key for key, before in known.items()
             if key not in seen and before.status != GONE and before.archive_key is None and before.folder_keys
             and not request.walked.isdisjoint(before.folder_keys.split())]
