@@ -31,7 +31,10 @@ CONTROLS = ("\x1b]52;c;cm0gLXJmIH4K\x07"  # OSC 52: put `rm -rf ~` on the clipbo
             "\x9b31m\x85\x90q\x9c"  # C1: CSI, NEL, DCS … ST
             "\u202etxt.exe\u202c\u2066hidden\u2069")  # bidi override and isolate
 AGENT_RECORDING = {"claude": ("big-outputs", "Bash"), "gemini": ("big-outputs", "read_file"),
-                   "codex": ("big-outputs", "Bash"), "qwen": ("oversized-alarm", "run_shell_command")}
+                   "codex": ("big-outputs", "Bash")}
+# Qwen: a payload its hook was handed (captured from Qwen 0.24.4), a read_file under the recording's settings
+# (truncation off): the model gets a 120,000-char output whole (under Qwen's 200,000-char batch budget).
+QWEN_PAYLOADS = RECORDINGS / "qwen" / "hook-payloads"
 HEX64, HEX12 = "ab" * 32, "cd" * 6
 SESSION = "0c3a1a8e-4f5e-4d4b-9a31-6c7b6f1f0e2d"
 
@@ -68,6 +71,10 @@ def hostile_output(home: Path, agent: str, named: Path | None) -> str:
 
 def payload(agent: str, text: str) -> dict:
     """The real payload `agent` sends for a result of its tool, with `text` as the output, in its shape."""
+    if agent == "qwen":
+        landed = next(body for body in map(json.loads, (QWEN_PAYLOADS / "hook-payloads.jsonl").read_text().splitlines())
+                      if body["tool_name"] == "read_file")
+        return {**landed, "tool_response": {**landed["tool_response"], "llmContent": text}}
     name, tool = AGENT_RECORDING[agent]
     landed = next(landed.payload for landed in payloads(agent, RECORDINGS / agent / name)
                   if landed.payload["tool_name"] == tool
@@ -84,6 +91,16 @@ def hook(home: Path, agent: str, body: dict, *flags: str) -> tuple[str, dict]:
     env = {key: value for key, value in os.environ.items()
            if key not in ("CLAUDE_CONFIG_DIR", "QWEN_HOME", "QWEN_RUNTIME_DIR", "GEMINI_CLI_HOME", "CODEX_HOME",
                           "DOCTOR_CONFIG", "XDG_CONFIG_HOME", "XDG_CACHE_HOME")}
+    if agent == "qwen":
+        # The recording's own settings; under them Qwen gives the model the read_file whole up to its 200,000-char
+        # batch budget, which Qwen's own rule never calls oversized: a team's budget in doctor's config does.
+        (home / ".qwen").mkdir(exist_ok=True)
+        settings = json.loads((QWEN_PAYLOADS / "settings.json").read_text())
+        settings.pop("hooks")  # the recording's payload capture
+        (home / ".qwen" / "settings.json").write_text(json.dumps(settings))
+        config = home / "doctor.toml"
+        config.write_text(f"[budgets]\n{json.dumps(body['tool_name'])} = 50000\n")  # a JSON string is a TOML key
+        env["DOCTOR_CONFIG"] = str(config)
     done = subprocess.run([str(DOCTOR), "hook", agent, *flags], input=json.dumps(body).encode(),
                           env={**env, "HOME": str(home)}, capture_output=True, timeout=60)
     assert done.returncode == 0 and done.stderr == b"", done.stderr

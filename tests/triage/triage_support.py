@@ -13,7 +13,8 @@ sys.path.insert(0, str(ROOT / "tests" / "report"))
 
 from report_support import FIXTURES, RECORDINGS, all_sources, qwen_scenarios, run_cli  # noqa: E402
 
-__all__ = ["FIXTURES", "RECORDINGS", "ROOT", "all_sources", "qwen_scenarios", "run_cli", "table", "scan"]
+__all__ = ["FIXTURES", "QWEN_SESSIONS", "RECORDINGS", "ROOT", "all_sources", "qwen_scenarios", "run_cli", "table",
+           "scan"]
 
 
 def scan(capsys, db: Path, *args, jobs: str = "1") -> tuple[int, str, str]:
@@ -29,3 +30,7 @@ def memory_json(capsys, session: Path, *extra) -> dict:
     code, out, err = run_cli(capsys, "memory", session, "--json", *extra)
     assert code in (0, 3), err
     return json.loads(out)
+
+
+QWEN_SESSIONS = sum((folder / "session.jsonl").is_file() for folder in (RECORDINGS / "qwen").iterdir())
+"""How many Qwen recordings the repository holds (the corpora some tests copy 25 times)."""
