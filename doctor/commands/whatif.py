@@ -123,15 +123,7 @@ def _render(answer, fmt: str) -> str:
         return whatif_json(answer.to_dict())
     from doctor.report import whatif as sections
 
+    from doctor.report.documents import render_document
+
     title, body = sections.document(answer)
-    if fmt == "markdown":
-        from doctor.report.markdown import markdown_document
-
-        return markdown_document(title, body)
-    if fmt == "html":
-        from doctor.report.html import html_document
-
-        return html_document(title, body)
-    from doctor.report.text import text_document
-
-    return text_document(title, body)
+    return render_document(title, body, fmt)

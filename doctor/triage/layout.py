@@ -235,14 +235,6 @@ def sections(data: dict) -> list[Section]:
 
 
 def document(data: dict, fmt: str) -> str:
-    if fmt == "markdown":
-        from doctor.report.markdown import markdown_document
+    from doctor.report.documents import render_document
 
-        return markdown_document(TITLE, sections(data))
-    if fmt == "html":
-        from doctor.report.html import html_document
-
-        return html_document(TITLE, sections(data))
-    from doctor.report.text import text_document
-
-    return text_document(TITLE, sections(data))
+    return render_document(TITLE, sections(data), fmt)
