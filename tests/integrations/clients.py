@@ -83,6 +83,15 @@ class Sandbox:
         return {"PATH": f"{DOCTOR_BIN}:{os.environ.get('PATH', '/usr/bin:/bin')}", "HOME": str(self.home),
                 "TERM": "dumb", "LANG": "C.UTF-8", **extra}
 
+    def claude_used_before(self) -> None:
+        """What a user who has run Claude Code before has: onboarding done, this folder trusted, the key approved
+        (without it the interactive client stops at its first-run screens)."""
+        (self.home / ".claude").mkdir(exist_ok=True)
+        (self.home / ".claude" / ".claude.json").write_text(json.dumps({
+            "hasCompletedOnboarding": True, "theme": "dark", "numStartups": 5,
+            "customApiKeyResponses": {"approved": ["sk-fake"], "rejected": []},
+            "projects": {str(self.project): {"hasTrustDialogAccepted": True, "hasCompletedProjectOnboarding": True}}}))
+
     def doctor(self, *args: str, check: bool = True, env: dict | None = None) -> subprocess.CompletedProcess:
         done = subprocess.run([str(DOCTOR_BIN / "doctor"), *args], cwd=self.project, env={**self.env(), **(env or {})},
                               capture_output=True, text=True, timeout=120)

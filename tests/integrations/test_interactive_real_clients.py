@@ -169,11 +169,7 @@ def _typed_in(box: Sandbox, client, args: list[str], ready: str, menu: str, tool
 def test_claude_shows_doctors_summary_for_doctor_memory(tmp_path):
     box = Sandbox(tmp_path)
     box.doctor("install", "claude")
-    # What a user who has run Claude Code before has: onboarding done, this folder trusted, the key approved.
-    (box.home / ".claude" / ".claude.json").write_text(json.dumps({
-        "hasCompletedOnboarding": True, "theme": "dark", "numStartups": 5,
-        "customApiKeyResponses": {"approved": ["sk-fake"], "rejected": []},
-        "projects": {str(box.project): {"hasTrustDialogAccepted": True, "hasCompletedProjectOnboarding": True}}}))
+    box.claude_used_before()
     screen, shown_id = _typed_in(box, CLAUDE, ["--allowedTools", "Bash"], r"❯", r"/doctor:memory +doctor memory", "Bash")
     [transcript] = (box.home / ".claude" / "projects").glob("*/*.jsonl")
     expected = json.loads(box.doctor("memory", str(transcript), "--json").stdout)

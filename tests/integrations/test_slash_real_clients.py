@@ -189,10 +189,7 @@ def test_claude_interactive_slash_command_is_answered_by_the_expansion_hook(tmp_
     UserPromptExpansion hook answers, and the model receives doctor's summary of this session."""
     box = Sandbox(tmp_path)
     box.doctor("install", "claude")
-    (box.home / ".claude" / ".claude.json").write_text(json.dumps({
-        "hasCompletedOnboarding": True, "theme": "dark", "numStartups": 5,
-        "customApiKeyResponses": {"approved": ["sk-fake"], "rejected": []},
-        "projects": {str(box.project): {"hasTrustDialogAccepted": True, "hasCompletedProjectOnboarding": True}}}))
+    box.claude_used_before()
     steps = [[{"name": "Bash", "input": {"command": "seq 1 2000", "description": "numbers"}}], "Counted.",
              "Here is the summary."]
     pane = Pane(box.root)

@@ -81,11 +81,7 @@ def _drive(box: Sandbox, client, args: list[str], steps: list, ready: str, env: 
 def test_claude_shows_doctors_status_line(tmp_path):
     box = Sandbox(tmp_path)
     assert "statusLine" in (box.doctor("install", "claude").stdout + (box.home / ".claude/settings.json").read_text())
-    # What a user who has run Claude Code before has: onboarding done, this folder trusted, the key approved.
-    (box.home / ".claude" / ".claude.json").write_text(json.dumps({
-        "hasCompletedOnboarding": True, "theme": "dark", "numStartups": 5,
-        "customApiKeyResponses": {"approved": ["sk-fake"], "rejected": []},
-        "projects": {str(box.project): {"hasTrustDialogAccepted": True, "hasCompletedProjectOnboarding": True}}}))
+    box.claude_used_before()
     shown = _drive(box, CLAUDE, ["--allowedTools", "Bash"], _steps("Bash"), r"❯")
     [transcript] = (box.home / ".claude" / "projects").glob("*/*.jsonl")
     assert _shown(shown) == _memory(box, transcript) and shown[4] == "Bash"

@@ -43,12 +43,9 @@ def _committed(db: Path) -> bool:
     return wal.exists() and wal.stat().st_size > 8192
 
 
-@pytest.mark.slow
-@pytest.mark.ci
-@pytest.mark.parametrize(("signum", "code"), [(signal.SIGTERM, 143), (signal.SIGHUP, 129)],
-                         ids=["SIGTERM", "SIGHUP"])
-def test_a_stop_signal_commits_what_is_finished_and_leaves_no_process(tmp_path: Path, signum: int,
-                                                                      code: int) -> None:
+def _scan_until_a_group_is_committed(tmp_path: Path):
+    """A scan of 25 copies of the Qwen recordings, let run until some group is committed (or 60 s, or its end):
+    (env, corpus, db, the scan, its pool's processes)."""
     env = {**os.environ, "HOME": str(tmp_path)}
     corpus = _corpus(tmp_path, 25)
     db = tmp_path / "t.duckdb"
@@ -56,7 +53,16 @@ def test_a_stop_signal_commits_what_is_finished_and_leaves_no_process(tmp_path: 
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and not _committed(db) and scan.poll() is None:
         time.sleep(0.02)
-    helpers = psutil.Process(scan.pid).children(recursive=True)
+    return env, corpus, db, scan, psutil.Process(scan.pid).children(recursive=True)
+
+
+@pytest.mark.slow
+@pytest.mark.ci
+@pytest.mark.parametrize(("signum", "code"), [(signal.SIGTERM, 143), (signal.SIGHUP, 129)],
+                         ids=["SIGTERM", "SIGHUP"])
+def test_a_stop_signal_commits_what_is_finished_and_leaves_no_process(tmp_path: Path, signum: int,
+                                                                      code: int) -> None:
+    env, corpus, db, scan, helpers = _scan_until_a_group_is_committed(tmp_path)
     assert helpers, "the pool's forkserver and workers are running"
     os.kill(scan.pid, signum)  # the main process only, as `timeout` and `kill` do
     out, err = scan.communicate(timeout=120)
@@ -93,14 +99,7 @@ def _rescan_equals_a_fresh_scan(tmp_path: Path, db: Path, corpus: Path, env: dic
 def test_a_hard_kill_loses_at_most_the_open_group_and_the_next_scan_redoes_it(tmp_path: Path) -> None:
     """SIGKILL (no handler can run): what is committed is whole (the `files` table names it), and the next
     scan reads the rest again and gives the fresh scan's tables. The orphaned workers are this test's to end."""
-    env = {**os.environ, "HOME": str(tmp_path)}
-    corpus = _corpus(tmp_path, 25)
-    db = tmp_path / "t.duckdb"
-    scan = _scan(db, corpus, env)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and not _committed(db) and scan.poll() is None:
-        time.sleep(0.02)
-    helpers = psutil.Process(scan.pid).children(recursive=True)
+    env, corpus, db, scan, helpers = _scan_until_a_group_is_committed(tmp_path)
     os.kill(scan.pid, signal.SIGKILL)
     scan.wait(timeout=60)
     for helper in helpers:
