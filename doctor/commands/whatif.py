@@ -116,11 +116,11 @@ def _answer(prepared, overrides, sweep, args):
     return prepared.replay(overrides)
 
 
-def _render(answer, fmt: str) -> str:
+def _render(answer, fmt: str) -> str | bytes:
     if fmt == "json":
-        from doctor.whatif.result import whatif_json
+        from doctor.whatif.result import whatif_json_output
 
-        return whatif_json(answer.to_dict())
+        return whatif_json_output(answer.to_dict())
     from doctor.report import whatif as sections
 
     from doctor.report.documents import render_document

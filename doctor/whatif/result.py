@@ -124,19 +124,25 @@ def _number(value: float) -> float | int | None:
 
 
 def whatif_json(data: dict) -> str:
-    """`data` as `doctor whatif --json` prints it: indented, inert, a final newline.
+    """`data` as `doctor whatif --json` prints it: indented, inert, a final newline."""
+    text = whatif_json_output(data)
+    return text.decode() if isinstance(text, bytes) else text
+
+
+def whatif_json_output(data: dict) -> bytes | str:
+    """`whatif_json(data)` as the command writes it: orjson's UTF-8 bytes, made inert as they are, or the json
+    module's text when orjson refuses a string (a lone surrogate, which a session may hold; same meaning).
 
     `before` and `after` each hold every result's row, so the text runs to megabytes on a big session;
-    Python's json module indents in pure Python (~1 s per 10 MB), orjson in C. A string orjson refuses (a
-    lone surrogate, which a session may hold) falls back to the json module, with the same meaning."""
-    from doctor.report.inert import inert_json
+    Python's json module indents in pure Python (~1 s per 10 MB), orjson in C, and decoding its bytes to
+    print them (encoding them again) cost six times its own work."""
+    from doctor.report.inert import inert_json, inert_json_bytes
 
     try:
         import orjson
 
-        text = orjson.dumps(data, option=orjson.OPT_INDENT_2).decode()
+        return inert_json_bytes(orjson.dumps(data, option=orjson.OPT_INDENT_2)) + b"\n"
     except (ImportError, TypeError, ValueError):
         import json
 
-        text = json.dumps(data, indent=2, ensure_ascii=False)
-    return inert_json(text) + "\n"
+        return inert_json(json.dumps(data, indent=2, ensure_ascii=False)) + "\n"

@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from report_support import (
     HOSTILE_PAYLOAD,
     HOSTILE_TOOL,
@@ -19,7 +21,7 @@ from report_support import (
     run_cli,
 )
 
-from doctor.report.inert import inert, inert_json
+from doctor.report.inert import inert, inert_json, inert_json_bytes
 from doctor.report.masking import mask_secrets
 
 FORMATS = ("text", "json", "markdown", "html")
@@ -118,3 +120,11 @@ def test_paths_inside_previews_follow_paths_style(capsys, fmt: str) -> None:
         assert "/tmp/qrec/" not in out and "batch-budget/home" not in out
     shortened = "/…/tool-results/" + written.rsplit("/", 1)[1]
     assert shortened in short and "sha256:" in hashed
+
+
+@given(st.text(alphabet=st.one_of(st.characters(max_codepoint=0x2FF), st.characters(min_codepoint=0x2000,
+                                                                                         max_codepoint=0x2100),
+                                  st.sampled_from("\x9b\u202e\u2066\x7f\x00\u00b7\u2026\U0001F600"))))
+def test_json_bytes_are_made_inert_exactly_as_the_text(text) -> None:
+    """`inert_json_bytes` (what `doctor whatif --json` prints) gives `inert_json`'s text, in UTF-8."""
+    assert inert_json_bytes(text.encode("utf-8", "surrogatepass")) == inert_json(text).encode("utf-8", "surrogatepass")

@@ -74,3 +74,23 @@ def test_output_file_is_written_private(sessions, tmp_path):
     result = doctor("whatif", paths["default"], "--json", "-o", target, home=home)
     assert result.returncode == 0 and result.stdout == ""
     assert target.stat().st_mode & 0o777 == 0o600 and json.loads(target.read_text())["saved"]["chars"] == 0
+
+
+def test_json_shows_hostile_names_escaped_on_stdout_and_in_a_file(sessions, tmp_path):
+    """A call id holding a CSI (C1) and a bidi override reaches `--json` as escapes, printed and written alike
+    (the answer is printed as UTF-8 bytes, made inert without being decoded)."""
+    paths, home = sessions
+    hostile_id = "call_b09\x9b31m\u202eshell"
+    session = tmp_path / "hostile" / "session.jsonl"
+    session.parent.mkdir()
+    session.write_text(paths["default"].read_text().replace('"call_b09_shell_w107"', json.dumps(hostile_id)))
+    target = tmp_path / "answer.json"
+    printed = doctor("whatif", session, "--json", "--set", "tools.truncateToolOutputThreshold=10000", home=home)
+    written = doctor("whatif", session, "--json", "--set", "tools.truncateToolOutputThreshold=10000", "-o", target,
+                     home=home)
+    assert printed.returncode == 0 and written.returncode == 0, printed.stderr + written.stderr
+    for text in (printed.stdout, target.read_text()):
+        assert "\x9b" not in text and "\u202e" not in text and "\\u009b31m\\u202eshell" in text
+        answer = json.loads(text)
+        assert hostile_id in {change["callId"] for change in answer["changes"]}
+    assert printed.stdout == target.read_text()
