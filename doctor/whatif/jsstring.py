@@ -18,6 +18,10 @@ from functools import lru_cache
 from doctor.core.jsvalues import js_len
 
 _ASTRAL = re.compile("[\U00010000-\U0010ffff]")
+_CACHED = 8192
+# unit form -> the text it was made from, when that text holds no surrogate: `from_units` of the form is then
+# exactly the text, so a result the layers leave as it was comes back without a conversion (cleared when full).
+_JOINED: dict[str, str] = {}
 
 
 def _js_replace(error: UnicodeEncodeError) -> tuple[str, int]:
@@ -33,19 +37,32 @@ def _pair(match: re.Match) -> str:
     return chr(0xD800 + (code >> 10)) + chr(0xDC00 + (code & 0x3FF))
 
 
-@lru_cache(maxsize=8192)
+@lru_cache(maxsize=_CACHED)
 def to_units(text: str) -> str:
     """`text` with every astral character as its surrogate pair (one str item per UTF-16 unit).
 
     Cached: a sweep converts the same raw outputs once per value (a str keeps its hash, so a hit costs
     a lookup). A text with no astral character is returned as it is (its JS length is its length)."""
-    return text if js_len(text) == len(text) else _ASTRAL.sub(_pair, text)
+    if js_len(text) == len(text):
+        return text
+    units = _ASTRAL.sub(_pair, text)
+    try:
+        text.encode("utf-8")  # no surrogate of its own, which `from_units` could join with a neighbour
+    except UnicodeEncodeError:
+        return units
+    if len(_JOINED) >= _CACHED:
+        _JOINED.clear()
+    _JOINED[units] = text
+    return units
 
 
 def from_units(text: str) -> str:
     """Surrogate pairs joined back into characters; lone surrogates stay (as a session decodes them)."""
     if text.isascii():
         return text
+    joined = _JOINED.get(text)
+    if joined is not None:
+        return joined  # a text's unit form, unchanged: that text (its pairs joined back without a conversion)
     try:
         text.encode("utf-8")  # fails on a surrogate and only then; in C, several times faster than a regex search
     except UnicodeEncodeError:
