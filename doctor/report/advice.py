@@ -12,9 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from doctor.core.estimator import tokens_for_chars
-from doctor.report.audit_summary import category_counts, problem_kinds
 from doctor.report.figures import figure, plural
-from doctor.spill import audit
 
 WARNING = "warning"
 INFO = "info"
@@ -209,6 +207,11 @@ def _side_channel(report) -> list[Advice]:
 def _spill(report) -> list[Advice]:
     if report.spill is None:
         return []
+    # Here, not above: only a report with a spill audit needs it, and the audit pulls in thread pools and digests
+    # (`doctor whatif` and the status line build reports without one).
+    from doctor.report.audit_summary import category_counts, problem_kinds
+    from doctor.spill import audit
+
     counts = category_counts(report.spill)
     kinds = problem_kinds(report.spill)
     found = []

@@ -110,10 +110,8 @@ class MemoryReport:
 
     def to_dict(self) -> dict:
         """The `doctor memory --json` object (documented by schema/memory-report.schema.json)."""
-        # Imported here, not above: the status line and the hooks build reports they never print, and
-        # the advice pulls in the whole spill audit (thread pools, digests) at start-up.
+        # Imported here, not above: the status line and the hooks build reports they never print.
         from doctor.report.advice import advise
-        from doctor.report.audit_summary import presented_audit_json
 
         data: dict = {
             "schemaVersion": SCHEMA_VERSION,
@@ -138,6 +136,8 @@ class MemoryReport:
             {"kind": copy.kind, "count": copy.count, "chars": copy.chars} for copy in self.side_channel
         ]
         if self.spill is not None:
+            from doctor.report.audit_summary import presented_audit_json
+
             data["spill"] = presented_audit_json(self.spill.to_json(), self.path_style)
         if self.process is not None:
             data["process"] = self.process.to_dict()
