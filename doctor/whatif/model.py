@@ -11,6 +11,9 @@ import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
+from msgspec import Struct
+from msgspec import field as struct_field
+
 # Where a result's raw output was found.
 FROM_SESSION = "session"  # the session file itself kept it whole (no layer cut it)
 FROM_SPILL = "spill"  # a file the agent saved the full output to (Qwen's .output / tool-results/, …)
@@ -52,8 +55,9 @@ class SessionSettings:
         return SessionSettings(values, self.files)
 
 
-@dataclass(frozen=True, slots=True)
-class RawOutput:
+# One per result, and an Outcome per result and replayed value: msgspec Structs (frozen, compared and hashed like
+# frozen dataclasses) are made in C, where a frozen dataclass sets each field through object.__setattr__.
+class RawOutput(Struct, frozen=True):
     """A result's output as the tool produced it, before the layers the replayed keys govern.
 
     `text` is None when the recording does not keep it (`why` says why). `source` is one of
@@ -74,8 +78,7 @@ class RawOutput:
         return self.text is not None
 
 
-@dataclass(frozen=True, slots=True)
-class ReplayInput:
+class ReplayInput(Struct, frozen=True):
     """One tool result, with everything the agent's layers need to recompute it.
 
     `ordinal` and `call_id` are those of `doctor memory --json --results`; `batch` groups the
@@ -92,12 +95,11 @@ class ReplayInput:
     field: str
     recorded: str
     raw: RawOutput
-    args: Mapping = field(default_factory=dict)
-    facts: Mapping = field(default_factory=dict)
+    args: Mapping = struct_field(default_factory=dict)
+    facts: Mapping = struct_field(default_factory=dict)
 
 
-@dataclass(frozen=True, slots=True)
-class Outcome:
+class Outcome(Struct, frozen=True):
     """What one result would have put into the context under the replayed settings.
 
     `text` is the exact string the model would have received (None: unknown, `why` says why,

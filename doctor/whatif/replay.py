@@ -18,6 +18,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from types import ModuleType
 
+from msgspec import Struct
+
 from doctor.assemble import ReportOptions, report_for_session, scan_facts
 from doctor.core.parts import content_role, field
 from doctor.core.result_table import function_response_of
@@ -35,9 +37,9 @@ class UnsupportedAgent(ValueError):
     """doctor has no replay for this agent's sessions (yet); the message says which agents it has."""
 
 
-@dataclass(frozen=True, slots=True)
-class ResultSite:
-    """Where one tool result sits in the history, and what the model got there.
+class ResultSite(Struct, frozen=True):
+    """Where one tool result sits in the history, and what the model got there (a msgspec Struct, made in C:
+    a frozen dataclass's fields are each set through object.__setattr__, and a session has thousands of results).
 
     `batch` counts the model turns with function calls before it (parallel calls of one turn share
     it); `args` are the arguments of the call it answers (empty when no call in that turn has its id);
