@@ -47,3 +47,26 @@ def test_js_len_named_cases(counting) -> None:
 
 def test_measured_text_keeps_its_length(counting) -> None:
     assert js_len(MeasuredText("head", 123_456)) == 123_456
+
+
+def _stringify_reference(text: str) -> int:
+    """`JSON.stringify(text).length` built as JavaScript builds it: `"` and `\\` and the C0 controls escaped
+    (`\\n`-style where JSON has one, else `\\u00XX`), a well-formed surrogate pair kept, a lone surrogate
+    escaped as `\\uXXXX`; then counted in UTF-16 units."""
+    units = text.encode("utf-16-le", "surrogatepass")
+    codes = [int.from_bytes(units[i:i + 2], "little") for i in range(0, len(units), 2)]
+    out, i = 0, 0
+    while i < len(codes):
+        code = codes[i]
+        if 0xD800 <= code <= 0xDBFF and i + 1 < len(codes) and 0xDC00 <= codes[i + 1] <= 0xDFFF:
+            out, i = out + 2, i + 2
+            continue
+        out += 2 if chr(code) in '"\\\b\f\n\r\t' else 6 if code < 0x20 or 0xD800 <= code <= 0xDFFF else 1
+        i += 1
+    return out + 2
+
+
+@given(st.one_of(st.text(ANY_CODE_POINT), st.text(st.sampled_from('ab"\\\n\t\x00\x1f\x7f\u00e9\U0001F600\ud83d\ude00'))))
+def test_json_string_len_is_javascripts(text: str) -> None:
+    """`JSON.stringify(text).length`, with or without surrogates (the fast count works on UTF-8 bytes)."""
+    assert jsvalues.json_string_len(text) == _stringify_reference(text)
