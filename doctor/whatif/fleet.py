@@ -2,7 +2,7 @@
 
 It reads only the tables the scan wrote for it (doctor/triage/replay_inputs.py), never a session file.
 Per value of the key and per agent, agent version and tool: the sessions and results, the context the
-value would have saved (chars, and Qwen's tokens = chars / 4 rounded up, per later turn: each model
+value would have saved (chars, and tokens as chars ÷ 4 rounded up, one yardstick across agents, per later turn: each model
 request re-sends every earlier result; summed over the turns that followed each result; and per
 session), the results cut before and after, the results whose size the recordings do not determine.
 
@@ -27,9 +27,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from doctor.whatif.keys import DEFAULT
+from doctor.whatif.thin_data import MIN_RESULTS, too_few
 from doctor.whatif.samples import GRID_VERSION, GRIDS, Grid
 
-MIN_RESULTS = 5  # as `doctor whatif --recommend`: fewer sized results is too thin to recommend
 
 
 class FleetError(ValueError):
@@ -108,13 +108,14 @@ def coverage(db) -> dict:
     """How many sessions the answers cover, and why the others are left out."""
     total = db.execute("SELECT count(*) FROM sessions").fetchone()[0]
     if not _has_tables(db):
-        return {"sessions": total, "replayed": 0, "notReplayed": [{"reason": "scanned before doctor stored replay "
-                                                                             "inputs; re-scan with --force", "sessions": total}]}
+        return {"sessions": total, "replayed": 0, "notReplayed": [{"reason": "scanned without --replay: scan again "
+                                                                             "with --replay", "sessions": total}]}
     replayed = db.execute("SELECT count(*) FROM replay_sessions WHERE reason IS NULL AND grid_version = ?",
                           [GRID_VERSION]).fetchone()[0]
     reasons = db.execute("""
-        SELECT coalesce(p.reason, CASE WHEN p.session_key IS NULL THEN 'no replay inputs stored (a pasted report, '
-                                    || 'or scanned before doctor stored them)'
+        SELECT coalesce(p.reason, CASE WHEN s.source = 'report' THEN 'a pasted report (it holds no outputs to replay)'
+                                       WHEN p.session_key IS NULL THEN 'scanned without --replay: scan again with '
+                                    || '--replay (only these files are read again)'
                                        ELSE 'sampled on another grid version: re-scan' END) AS reason, count(*)
         FROM sessions s LEFT JOIN replay_sessions p USING (session_key)
         WHERE p.session_key IS NULL OR p.reason IS NOT NULL OR p.grid_version <> ?
@@ -303,7 +304,7 @@ def recommend(db, keep: float) -> list[dict]:
         if key is None:
             item["note"] = "the client fixes this tool's budget; no key sets it"
         elif len(needs) < MIN_RESULTS:
-            item["note"] = f"only {len(needs)} result(s) with a known size: too few to recommend ({MIN_RESULTS} needed)"
+            item["note"] = too_few(len(needs))
         else:
             rank = max(1, math.ceil(keep * len(needs)))
             item["budget"] = _whole(needs[rank - 1])
