@@ -68,10 +68,12 @@ def locate(grid: Grid, value: float | None) -> Point:
 
 
 def _modules_with(key: str) -> dict[str, object]:
-    """agent -> its replay module, for every agent doctor replays that has a limit named `key`."""
+    """agent -> its replay module, for every agent doctor replays that has a limit named `key`: only the agents
+    the scan sampled `key` for when there are any (each module imports its layers), else all of them."""
     from doctor.whatif.replay import AGENTS, agent_module
 
-    modules = {agent: agent_module(agent) for agent in AGENTS}
+    sampled = [agent for agent in AGENTS if (agent, key) in GRIDS]
+    modules = {agent: agent_module(agent) for agent in sampled or AGENTS}
     return {agent: module for agent, module in modules.items() if any(k.name == key for k in module.KEYS)}
 
 

@@ -41,9 +41,8 @@ def answer_text(store, args) -> tuple[str | None, str | None]:
     """(the answer in args.format, None) or (None, a one-line reason for the user)."""
     import duckdb
 
-    from doctor.whatif import fleet, fleet_layout
+    from doctor.whatif import fleet
     from doctor.whatif.keys import SettingError
-    from doctor.whatif.result import whatif_json
 
     cursor = store.db.cursor()
     try:
@@ -60,5 +59,9 @@ def answer_text(store, args) -> tuple[str | None, str | None]:
     finally:
         cursor.close()
     if args.format == "json":
+        from doctor.whatif.result import whatif_json
+
         return whatif_json(data), None  # orjson: a sweep's answer has a row per value, version and tool
+    from doctor.whatif import fleet_layout  # the human formats' sections and charts: not for JSON
+
     return fleet_layout.document(data, args.format), None

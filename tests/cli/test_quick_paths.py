@@ -107,3 +107,32 @@ def test_the_console_script_runs_the_plain_form(tmp_path):
     env = {**os.environ, "HOME": str(tmp_path), "XDG_CACHE_HOME": str(tmp_path / "cache")}
     done = subprocess.run(["doctor", "statusline", "claude"], input=b"{}", capture_output=True, env=env, timeout=60)
     assert done.returncode == 0 and done.stdout.decode().startswith("doctor: ")
+
+
+def test_whatif_json_loads_neither_the_spill_audit_nor_other_agents_replays(tmp_path):
+    """`doctor whatif --json` builds two reports without a spill audit: their advice must not import it (thread
+    pools, digests), and a Qwen session's replay needs no other agent's layers."""
+    out, modules = _imported(tmp_path, "whatif", "--json", "--set", "tools.truncateToolOutputThreshold=10000", str(SMALL))
+    assert json.loads(out)["after"]["toolResultRetention"]["toolResultCount"] > 0
+    assert "doctor.whatif.qwen_layers" in modules
+    others = ("doctor.whatif.claude", "doctor.whatif.codex", "doctor.whatif.gemini", "doctor.sources.claude")
+    assert _loaded(modules, HEAVY + others + ("doctor.spill.audit", "doctor.spill.digest")) == []
+
+
+def test_fleet_sweep_json_loads_neither_the_layouts_nor_unsampled_agents(tmp_path):
+    """`doctor scan --db DB --sweep … --json` answers from the database: the human formats' layout and the replay
+    modules of agents the scan did not sample that key for stay unloaded."""
+    from tests.whatif.recordings import unpack
+
+    session = unpack("default", tmp_path / "recordings")
+    env = {**os.environ, "HOME": str(tmp_path / "home")}
+    db = tmp_path / "db.duckdb"
+    scanned = subprocess.run([sys.executable, "-m", "doctor", "scan", "--db", str(db), "--jobs", "1", "--replay",
+                              "-o", str(tmp_path / "report.txt"), str(session)], capture_output=True, env=env,
+                             timeout=300)
+    assert scanned.returncode == 0, scanned.stderr
+    out, modules = _imported(tmp_path, "scan", "--db", str(db), "--sweep", "tools.truncateToolOutputThreshold=5000,10000",
+                             "--json")
+    assert [point["value"] for point in json.loads(out)["sweep"]] == [5000, 10000]
+    assert "doctor.whatif.fleet" in modules
+    assert _loaded(modules, ("doctor.whatif.fleet_layout", "doctor.whatif.claude", "doctor.whatif.codex")) == []
