@@ -1,8 +1,8 @@
 """The scan's per-file job, phase by phase, in CPU seconds: a baseline tree against this one, same run.
 
 `doctor scan`'s worker job (doctor.triage.job.scan_file) is the reader (`open_session` +
-`report_for_session`, what `doctor memory` computes) plus the spill audit, `scan_facts` and the
-result rows. This runs the job over a sample of the corpus's sessions (every Nth, default 5th) in
+`report_for_session`, what `doctor memory` computes) plus the spill audit, `scan_facts`, the result rows and the replay
+inputs `doctor scan --whatif` stores (doctor.triage.replay_inputs). This runs the job over a sample of the corpus's sessions (every Nth, default 5th) in
 fresh `nice`d subprocesses, alternating the baseline (a git ref, exported and its C module built
 in a temporary directory) and this working tree, and reports each phase's median CPU seconds
 (`time.process_time`: user + system, so the page faults of a mapped file count). Each phase is
@@ -31,7 +31,7 @@ PHASES = r"""
 import json, sys, time
 from pathlib import Path
 from doctor.assemble import ReportOptions
-from doctor.triage import job
+from doctor.triage import job, replay_inputs
 from doctor.triage.inputs import file_key
 from doctor.triage.rows import FileJob
 import doctor.spill.pointers as pointers
@@ -67,6 +67,7 @@ job.report_for_session = timed("report", job.report_for_session)
 job._spill_findings = timed("spill audit", job._spill_findings)
 job.scan_facts = timed("scan_facts", job.scan_facts)
 job.result_rows = timed_iterator("rows", job.result_rows)
+replay_inputs.rows_for = timed("replay", replay_inputs.rows_for)
 pointers.lines_mentioning_pointers = timed_iterator("(marker search)", pointers.lines_mentioning_pointers)
 
 paths = json.load(open(sys.argv[1]))
@@ -89,7 +90,8 @@ setup(name="baseline", ext_modules=[Extension("doctor.core._rawjson", [{source!r
       script_args=["-q", "build_ext", "--build-lib", {into!r}, "--build-temp", {temp!r}])
 """
 
-ORDER = ("open_session", "report", "(reader)", "spill audit", "(marker search)", "scan_facts", "rows", "whole job")
+ORDER = ("open_session", "report", "(reader)", "spill audit", "(marker search)", "scan_facts", "rows", "replay",
+         "whole job")
 
 
 def load() -> str:
