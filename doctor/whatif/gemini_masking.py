@@ -17,6 +17,7 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from json.encoder import encode_basestring
 
 from doctor.core.jsvalues import js_len
 from doctor.core.sentinels import PERSISTED_STUB
@@ -34,6 +35,7 @@ EXEMPT_TOOLS = frozenset({"activate_skill", "ask_user", "enter_plan_mode", "exit
 SHELL_TOOL = "run_shell_command"
 CHARS_PER_TOKEN = 4
 RANDOM_SUFFIX = (0, 16)  # chars `Math.random().toString(36).substring(7)` may leave
+_RESPONSE_FRAME = len('{"output":}')
 MASKED, UNDECIDED, KEPT = "masked", "undecided", "kept"  # what masking would do to one result (`_judge`)
 SECTIONS = re.compile(r"^(Output|Error|Exit Code|Signal|Background PIDs|Process Group PGID): ", re.M)
 
@@ -57,9 +59,12 @@ def masked_file(text: str) -> str | None:
 
 
 def estimate(tool: str, output: str) -> float:
-    """`estimateFunctionResponseTokens` of a `{output}` response, before `estimateTokenCountSync` floors it."""
-    return (js_len(tool) + js_len(json.dumps({"output": output}, ensure_ascii=False, separators=(",", ":")))) \
-        / CHARS_PER_TOKEN
+    """`estimateFunctionResponseTokens` of a `{output}` response, before `estimateTokenCountSync` floors it.
+
+    The response's JSON is `{"output":` + the quoted output + `}`: the output is quoted by the function
+    `json.dumps(..., ensure_ascii=False)` quotes it with, without building the dict's JSON around it (a
+    replay estimates every result at every sampled setting)."""
+    return (js_len(tool) + _RESPONSE_FRAME + js_len(encode_basestring(output))) / CHARS_PER_TOKEN
 
 
 def mask(inputs: Sequence[ReplayInput], outcomes: Sequence[Outcome], config: Config) -> list[Outcome]:
