@@ -11,6 +11,7 @@ marker search (`lines_mentioning_pointers`, inside the spill audit) is timed on 
 
 Usage (after benchmarks/bench_scan.py built the corpus):
     python benchmarks/bench_scan_job.py [--root /tmp/doctor-bench-scan] [--every 5] [--rounds 3] [--baseline main]
+                                        [--agent gemini]
 """
 
 from __future__ import annotations
@@ -122,10 +123,12 @@ def main() -> None:
     parser.add_argument("--every", type=int, default=5, help="take every Nth session of the corpus")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--baseline", default="main", help="git ref to compare with")
+    parser.add_argument("--agent", help="only this agent's sessions (qwen, claude, codex, gemini, dump)")
     args = parser.parse_args()
     os.nice(NICE_BY)
     manifest = json.loads((args.root / "manifest.json").read_text())
-    sessions = [e for e in manifest["files"] if e["kind"] == "session"][:: args.every]
+    sessions = [e for e in manifest["files"] if e["kind"] == "session" and args.agent in (None, e["agent"])]
+    sessions = sessions[:: args.every]
     with tempfile.TemporaryDirectory(prefix="doctor-bench-job-") as scratch:
         listing = Path(scratch) / "paths.json"
         listing.write_text(json.dumps([e["path"] for e in sessions]))
