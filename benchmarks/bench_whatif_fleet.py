@@ -52,21 +52,17 @@ def _medians(runs: list[tuple[float, float]]) -> tuple[float, float]:
 def scan_cost(files: list[Path]) -> tuple[float, float]:
     """CPU seconds of the scan job on `files` without and with the replay rows (medians of 3 per file)."""
     from doctor.triage import job as scan_job
-    from doctor.triage import replay_inputs
     from doctor.triage.rows import FileJob
 
-    real = replay_inputs.rows_for
     totals = [0.0, 0.0]
     for path in files:
         for with_rows in (False, True):
-            replay_inputs.rows_for = real if with_rows else (lambda session, options: None)
             times = []
             for _ in range(3):
                 start = time.process_time()
-                scan_job.scan_file(FileJob("k", str(path), str(path)))
+                scan_job.scan_file(FileJob("k", str(path), str(path), replay=with_rows))
                 times.append(time.process_time() - start)
             totals[with_rows] += statistics.median(times)
-    replay_inputs.rows_for = real
     return totals[0], totals[1]
 
 
@@ -107,7 +103,7 @@ def main() -> None:
     env = {"HOME": str(scratch / "home"), "PATH": os.environ["PATH"]}
     db = args.db or scratch / "fleet.duckdb"
     load = os.getloadavg()[0]
-    scan_seconds = None if args.db else run(["scan", "--db", str(db), "-o", str(scratch / "report.txt"),
+    scan_seconds = None if args.db else run(["scan", "--db", str(db), "--replay", "-o", str(scratch / "report.txt"),
                                             str(args.root / "corpus")], env)
     import duckdb
 

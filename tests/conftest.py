@@ -40,7 +40,9 @@ def _restore_recorded_spill_modes() -> None:
 
     git stores only 644/755, so a fresh checkout would make every recorded spill file
     group/world-readable, and the spill audit (rightly) flags that as a privacy finding.
-    meta.json's `tmpFileModes` says what each file had when it was recorded.
+    meta.json's `tmpFileModes` says what each file had when it was recorded. A file already
+    right is left alone: chmod sets the ctime, which the scan's fingerprint reads, and every
+    pytest process (each xdist worker, a second run) imports this while other tests scan them.
     """
     import json
     from pathlib import Path
@@ -51,10 +53,15 @@ def _restore_recorded_spill_modes() -> None:
         for relative, mode in modes.items():
             spill = meta_path.parent / "tmp" / relative
             if spill.is_file():
-                spill.chmod(int(mode, 8))
+                _set_mode(spill, int(mode, 8))
     for spill in (tests / "tui" / "data").glob("*/tmp/**/*"):  # frozen copies of Qwen recordings
         if spill.is_file():
-            spill.chmod(0o600)
+            _set_mode(spill, 0o600)
+
+
+def _set_mode(path, mode: int) -> None:
+    if path.stat().st_mode & 0o7777 != mode:
+        path.chmod(mode)
 
 
 _restore_recorded_spill_modes()

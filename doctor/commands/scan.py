@@ -147,6 +147,7 @@ def _open_scan_and_answer(args, db_path: Path, files: list, engine) -> int:
     read the database on a read-only connection of their own (store.ANSWERING)."""
     from doctor.triage import runner
     from doctor.triage.store import Store, StoreError
+    from doctor.whatif.fleet_command import replay_wanted
 
     summary, partial = None, False
     try:
@@ -155,7 +156,8 @@ def _open_scan_and_answer(args, db_path: Path, files: list, engine) -> int:
             try:
                 if engine is not None and (files or args.walked):
                     request = runner.ScanRequest(files, path_style=args.path_style, engine=engine, force=args.force,
-                                                 walked=args.walked, labels=args.filters.labels)
+                                                 walked=args.walked, labels=args.filters.labels,
+                                                 replay=replay_wanted(args))
                     summary = runner.scan(store, request)
                     partial = _named_not_sessions(store, args.paths)
                 if args.prune:

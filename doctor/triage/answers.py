@@ -220,7 +220,8 @@ def collect(store, summary=None, *, top: int = 10, compare: tuple[str, str, str]
         "filters": filters.describe() if filters else [],
         "scan": None if summary is None else {
             **{name: summary.counts.get(name, 0)
-               for name in ("seen", "members", "new", "changed", "grown", "unchanged", "skipped", "gone")},
+               for name in ("seen", "members", "new", "changed", "grown", "unchanged", "replayed", "skipped",
+                            "gone")},
             "resultsWritten": summary.counts.get("results_written", 0),
             "notSessions": summary.counts.get("not_sessions", 0),
             "skippedReasons": [{"reason": reason, "files": count} for reason, count in summary.skipped.most_common()],

@@ -16,6 +16,7 @@ import multiprocessing
 import os
 import signal
 import threading
+import time
 from collections.abc import Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor, as_completed
 
@@ -71,42 +72,69 @@ class LocalPool:
             yield from map(scan_file, jobs)
             return
         context = multiprocessing.get_context("forkserver")
-        context.set_forkserver_preload(["doctor.triage.job"])
+        context.set_forkserver_preload(["doctor.triage.engines"])
+        stop = context.Event()
         pool = ProcessPoolExecutor(max_workers=min(self.workers, len(jobs)), mp_context=context,
-                                   initializer=_ignore_ctrl_c)
+                                   initializer=_start_worker, initargs=(stop,))
         finished = False
         try:
             with _ctrl_c_ignored():  # the pool's processes start now and inherit the ignoring
-                futures = [pool.submit(scan_batch, task) for task in batches(jobs, self.task_files, self.task_bytes)]
+                futures = [pool.submit(_scan_until_stopped, task)
+                           for task in batches(jobs, self.task_files, self.task_bytes)]
             for future in as_completed(futures):
                 yield from future.result()
             finished = True
         finally:
             if not finished:  # stopped (a signal, an error): no worker outlives the scan
-                _stop_workers(pool)
+                _stop_workers(pool, stop)
             pool.shutdown(wait=True, cancel_futures=True)
 
     def close(self) -> None:
         pass
 
 
-def _ignore_ctrl_c() -> None:
-    """Ctrl-C, and the SIGHUP of a closed terminal, reach the whole process group; the main process
-    alone decides what they mean (commit the finished files, then stop the workers itself)."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGHUP, signal.SIG_IGN)
+STOP_GRACE_SECONDS = 5.0  # a worker still inside one file after this is killed
+
+_stop_requested = None  # in a worker: the pool's stop Event (set by _start_worker)
 
 
-def _stop_workers(pool: ProcessPoolExecutor) -> None:
-    """End the pool's workers now (SIGTERM) rather than wait for their tasks: their outcomes would
-    not be written. Python 3.14 has this as `terminate_workers`; before, the pool's process table."""
-    terminate = getattr(pool, "terminate_workers", None)
-    if terminate is not None:
-        terminate()
-        return
-    for process in list((getattr(pool, "_processes", None) or {}).values()):
+def _start_worker(stop) -> None:
+    """A pool worker's start. Ctrl-C, SIGTERM and SIGHUP may reach the whole process group (a terminal,
+    systemd, a closed terminal); the main process alone decides what they mean (commit the finished
+    files, then stop the workers itself). A worker that died of the signal halfway through sending its
+    outcomes would leave a torn message in the result pipe, on which the pool's manager thread then
+    waits for ever (it holds the pipe's other end itself): the scan hung on Ctrl-C in CI that way."""
+    global _stop_requested
+    _stop_requested = stop
+    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, signal.SIG_IGN)
+
+
+def _scan_until_stopped(jobs: list[FileJob]) -> list[FileOutcome]:
+    """`scan_batch`, ending early between two files once the scan is stopping (the outcomes so far are
+    sent whole, and then ignored)."""
+    outcomes = []
+    for job in jobs:
+        if _stop_requested is not None and _stop_requested.is_set():
+            break
+        outcomes.append(scan_file(job))
+    return outcomes
+
+
+def _stop_workers(pool: ProcessPoolExecutor, stop) -> None:
+    """End the workers without tearing a message: ask them to stop after their current file, cancel the
+    tasks not started, let the pool send its workers their end, and kill only a worker still busy
+    after STOP_GRACE_SECONDS (one huge file). Killing one while it sends is what hung the pool; a
+    worker still reading a file that long is all but certainly not sending."""
+    stop.set()
+    processes = list((getattr(pool, "_processes", None) or {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    deadline = time.monotonic() + STOP_GRACE_SECONDS
+    for process in processes:
+        process.join(max(0.0, deadline - time.monotonic()))
+    for process in processes:
         if process.is_alive():
-            process.terminate()
+            process.kill()
 
 
 @contextlib.contextmanager

@@ -75,7 +75,8 @@ def _scan_path(job: FileJob, path: Path, *, audit: bool) -> FileOutcome:
     report = report_for_session(session, options)
     findings = _spill_findings(session, report) if audit else None
     outcome = _outcome(job, session, report, findings)
-    outcome.replay = replay_inputs.rows_for(session, options)
+    if job.replay:
+        outcome.replay = replay_inputs.rows_for(session, options)
     return outcome
 
 

@@ -44,9 +44,10 @@ def _scan(data: dict) -> Section:
     if scan is not None:
         members = f" and {_count(scan['members'], 'archive member')} read from them" if scan["members"] else ""
         gone = f", {scan['gone']:,} gone" if scan["gone"] else ""
+        replayed = f", {scan['replayed']:,} read again for their replay inputs" if scan.get("replayed") else ""
         blocks.append(Paragraph(
             f"This scan: {_count(scan['seen'], 'file')} seen{members}; {scan['new']:,} new, {scan['changed']:,} "
-            f"changed, {scan['grown']:,} grown, {scan['unchanged']:,} unchanged, {scan['skipped']:,} skipped{gone}"
+            f"changed, {scan['grown']:,} grown, {scan['unchanged']:,} unchanged{replayed}, {scan['skipped']:,} skipped{gone}"
             + (f", {scan['notSessions']:,} not sessions" if scan.get("notSessions") else "")
             + f"; {scan['resultsWritten']:,} result rows written."))
     blocks.append(Paragraph(

@@ -3,7 +3,7 @@
 Per-tool histograms of injected chars and tokens, with the attributes agent, agent_version,
 tool, tool_type, layer and oversized; sessions per agent version; files skipped. Cardinality
 is bounded: only the `max_tools` tools with the most injected context keep their name, the
-rest are reported as tool="other", and label values are cut to 120 characters. The figures
+rest are reported as tool="other", and label values are made inert and cut to 120 characters. The figures
 are aggregated by DuckDB once; the OTLP export builds the data points from those aggregates
 and hands them to the official exporter (nothing is re-recorded value by value).
 """
@@ -15,6 +15,7 @@ import math
 import time
 from dataclasses import dataclass, field
 
+from doctor.report.inert import inert_line
 from doctor.triage.bins import BOUNDS, bin_sql
 
 ATTRIBUTES = ("agent", "agent_version", "tool", "tool_type", "layer", "oversized")
@@ -46,8 +47,9 @@ class Aggregate:
 
 
 def _value(text) -> str:
-    text = "" if text is None else str(text)
-    return text[:VALUE_CHARS]
+    """A label value: a tool name is a model's or an MCP server's text, so its controls are made visible
+    (an OSC 52 in a label would write the clipboard of whoever `cat`s the file), then cut."""
+    return inert_line(text)[:VALUE_CHARS]
 
 
 def _series(db, column: str, max_tools: int) -> list[Series]:

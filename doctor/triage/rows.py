@@ -104,6 +104,7 @@ class FileJob:
     known_results: int = 0  # rows already stored for a file that grew by appends
     known_digest: str | None = None  # digest of those rows
     size: int = 0  # bytes to read, to group jobs into tasks of similar cost
+    replay: bool = False  # also make the replay inputs (`doctor scan --replay`)
 
 
 @dataclass

@@ -29,6 +29,7 @@ from doctor.triage.store import FileWrite, Store, ctrl_c_as_interrupt
 GROUP_FILES = 64  # at ~0.5 ms a file in a group (3.6 ms alone), more per group saves little
 GROUP_SECONDS = 1.0  # what a hard kill may cost: about a second of the workers' output
 GROUP_ROWS = 200_000  # result rows held before a commit whatever the count (memory stays bounded)
+REPLAYED = "replayed"  # an unchanged file read again for the replay inputs it had none of (--replay)
 
 
 @dataclass
@@ -49,6 +50,7 @@ class ScanRequest:
     labels: dict = field(default_factory=dict)  # --label KEY=VALUE: recorded on the scan and every file given
     walked: frozenset = frozenset()  # folder keys of the folders walked whole (inputs.walked_folders)
     force: bool = False  # read every file again, changed or not
+    replay: bool = False  # store the replay inputs; an unchanged file whose session has none is read again
 
 
 @dataclass(frozen=True)
@@ -121,9 +123,10 @@ def scan(store: Store, request: ScanRequest) -> ScanSummary:
         scan_id = store.begin_scan(engine.name)
         store.record_labels(scan_id, request.labels, [file_key(path) for path in request.files])
         known = store.known_files()
+        lacking = store.files_without_replay() if request.replay else frozenset()
         group = None
         try:
-            plan = _plan(store, request, known, summary, scan_id, unpacked)
+            plan = _plan(store, request, known, lacking, summary, scan_id, unpacked)
             stops.check()
             group = _Group(store, scan_id, plan, summary)
             for outcome in stops.while_waiting(engine.run(plan.jobs)):
@@ -146,11 +149,12 @@ def _local_pool():
     return LocalPool()
 
 
-def _plan(store: Store, request: ScanRequest, known: dict, summary: ScanSummary, scan_id: int,
+def _plan(store: Store, request: ScanRequest, known: dict, lacking: frozenset, summary: ScanSummary, scan_id: int,
           unpacked: archives.Unpacked) -> _Plan:
     """The jobs to run and, per file, what its `files` row will say; unchanged files are counted here
     (and their stored paths re-shown when --paths changed), archives' own rows written and their
-    members unpacked into `unpacked`."""
+    members unpacked into `unpacked`. `lacking`: the files (archives, for their members) whose sessions
+    have no replay inputs, read again when the scan stores them."""
     plan = _Plan()
     style = request.path_style
     restyled: list[tuple[str, str]] = []
@@ -173,6 +177,9 @@ def _plan(store: Store, request: ScanRequest, known: dict, summary: ScanSummary,
             state = CHANGED  # its members' stored paths start with the archive's: read them again
         if request.force and state != NEW:
             state = CHANGED
+        replaying = state == UNCHANGED and key in lacking
+        if replaying:
+            state = CHANGED
         if state == UNCHANGED:
             summary.counts["unchanged"] += 1
             if before.shown != path_shown:
@@ -182,10 +189,10 @@ def _plan(store: Store, request: ScanRequest, known: dict, summary: ScanSummary,
             _plan_archive(store, request, plan, path, key, now, state, folders, summary, scan_id, unpacked)
             continue
         known_results, known_digest = store.stored_results(key) if state == GROWN else (0, None)
-        plan.states[key] = state if state != GROWN or known_digest else CHANGED
+        plan.states[key] = REPLAYED if replaying else state if state != GROWN or known_digest else CHANGED
         plan.planned[key] = _Planned(now, None, folders, fresh=before is None)
         plan.jobs.append(FileJob(key, str(path), path_shown, None, request.options, known_results, known_digest,
-                                 size=now.size))
+                                 size=now.size, replay=request.replay))
     store.restyle(restyled)
     return plan
 
@@ -235,7 +242,7 @@ def _plan_archive(store: Store, request: ScanRequest, plan: _Plan, path: Path, k
         fresh = member_key not in left_out and planned is None
         plan.planned[member_key] = _Planned(None, key, None, fresh=fresh)
         plan.jobs.append(FileJob(member_key, str(member.path), member_shown, member.name, request.options,
-                                 size=member.size))
+                                 size=member.size, replay=request.replay))
 
 
 def _mark_gone(store: Store, request: ScanRequest, known: dict, summary: ScanSummary, scan_id: int) -> None:

@@ -193,6 +193,15 @@ class Store:
             known[key] = KnownFile(fp, status, archive, shown, folders)
         return known
 
+    def files_without_replay(self) -> frozenset[str]:
+        """The files whose session has no replay inputs stored (an archive for any of its members): a scan
+        with --replay reads them again though they are unchanged. Pasted reports have none to store."""
+        rows = self.db.execute("""
+            SELECT DISTINCT coalesce(f.archive_key, f.file_key) FROM files f JOIN sessions s ON s.session_key = f.file_key
+            WHERE s.source = 'session' AND f.status <> 'gone'
+              AND s.session_key NOT IN (SELECT session_key FROM replay_sessions)""").fetchall()
+        return frozenset(key for (key,) in rows)
+
     def stored_results(self, key: str) -> tuple[int, str | None]:
         """(rows stored, their digest) for a session; (0, None) when there is none."""
         found = self.db.execute(
@@ -234,7 +243,8 @@ class Store:
             "UPDATE scans SET finished_at = ?, files_seen = ?, files_new = ?, files_changed = ?, files_grown = ?, "
             "files_unchanged = ?, files_skipped = ?, results_written = ?, interrupted = ? WHERE scan_id = ?",
             [_now(), counts.get("seen", 0), counts.get("new", 0), counts.get("changed", 0), counts.get("grown", 0),
-             counts.get("unchanged", 0), counts.get("skipped", 0), counts.get("results_written", 0), interrupted,
+             counts.get("unchanged", 0) + counts.get("replayed", 0),  # read again for --replay, yet unchanged
+             counts.get("skipped", 0), counts.get("results_written", 0), interrupted,
              scan_id])
         self.db.execute("RESET threads")  # the answers' queries that follow use every core
 

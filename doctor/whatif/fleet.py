@@ -108,13 +108,14 @@ def coverage(db) -> dict:
     """How many sessions the answers cover, and why the others are left out."""
     total = db.execute("SELECT count(*) FROM sessions").fetchone()[0]
     if not _has_tables(db):
-        return {"sessions": total, "replayed": 0, "notReplayed": [{"reason": "scanned before doctor stored replay "
-                                                                             "inputs; re-scan with --force", "sessions": total}]}
+        return {"sessions": total, "replayed": 0, "notReplayed": [{"reason": "scanned without --replay: scan again "
+                                                                             "with --replay", "sessions": total}]}
     replayed = db.execute("SELECT count(*) FROM replay_sessions WHERE reason IS NULL AND grid_version = ?",
                           [GRID_VERSION]).fetchone()[0]
     reasons = db.execute("""
-        SELECT coalesce(p.reason, CASE WHEN p.session_key IS NULL THEN 'no replay inputs stored (a pasted report, '
-                                    || 'or scanned before doctor stored them)'
+        SELECT coalesce(p.reason, CASE WHEN s.source = 'report' THEN 'a pasted report (it holds no outputs to replay)'
+                                       WHEN p.session_key IS NULL THEN 'scanned without --replay: scan again with '
+                                    || '--replay (only these files are read again)'
                                        ELSE 'sampled on another grid version: re-scan' END) AS reason, count(*)
         FROM sessions s LEFT JOIN replay_sessions p USING (session_key)
         WHERE p.session_key IS NULL OR p.reason IS NOT NULL OR p.grid_version <> ?

@@ -1,7 +1,9 @@
 """The `doctor scan` options of the fleet replay (`--whatif`, `--sweep`, `--recommend`, `--keep`) and their answer.
 
 Kept apart from doctor/commands/scan.py, which only registers them and hands over: the answer reads the
-database in one read-only transaction and never a session file (doctor/whatif/fleet.py).
+database in one read-only transaction and never a session file (doctor/whatif/fleet.py). The scan stores the
+replay inputs only when asked (`--replay`, or one of these answers given with PATH): replaying every session
+costs about as much again as reading it, and most triage scans never ask what-if.
 """
 
 from __future__ import annotations
@@ -24,6 +26,15 @@ def register(parser) -> None:
                           "what it saves and the share of sessions it would have helped")
     group.add_argument("--keep", type=_share, default=DEFAULT_KEEP, metavar="SHARE",
                        help=f"share of results --recommend keeps whole (default {DEFAULT_KEEP})")
+    group.add_argument("--replay", action="store_true",
+                       help="with PATH: also store what these answers need, replaying each session read (about "
+                            "twice the scan's work; files scanned before without it are read again). Implied when "
+                            "--whatif, --sweep or --recommend is given with PATH")
+
+
+def replay_wanted(args) -> bool:
+    """Whether this scan stores the replay inputs: asked for, or needed by the answer it gives."""
+    return bool(args.replay or args.whatif or args.sweep or args.recommend)
 
 
 def answer_text(store, args) -> tuple[str | None, str | None]:

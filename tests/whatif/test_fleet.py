@@ -39,7 +39,8 @@ def cli(*args, home: Path, scratch: Path) -> subprocess.CompletedProcess:
 
 
 def scan(db: Path, paths, home: Path, scratch: Path) -> None:
-    done = cli("scan", "--db", db, "--jobs", "1", "-o", scratch / "report.txt", *paths, home=home, scratch=scratch)
+    done = cli("scan", "--db", db, "--jobs", "1", "--replay", "-o", scratch / "report.txt", *paths, home=home,
+               scratch=scratch)
     assert done.returncode in (0, 3), done.stderr
 
 
@@ -237,7 +238,46 @@ def test_a_rescan_replaces_a_sessions_replay_rows(tmp_path):
     scan(db, [session], tmp_path, tmp_path)
     first, before = counts(), answer()
     assert first[0] == 1 and first[2] == 21 and first[3] > 0
-    done = cli("scan", "--db", db, "--jobs", "1", "--force", "-o", tmp_path / "again.txt", session, home=tmp_path,
-               scratch=tmp_path)
+    done = cli("scan", "--db", db, "--jobs", "1", "--force", "--replay", "-o", tmp_path / "again.txt", session,
+               home=tmp_path, scratch=tmp_path)
     assert done.returncode in (0, 3), done.stderr
     assert counts() == first and answer() == before
+
+
+def test_a_scan_stores_replay_inputs_only_when_asked_and_reads_again_what_lacks_them(tmp_path):
+    """A plain scan replays nothing (a triage scan stays at the reader's cost); the answer says why the session is
+    left out and what to do. `--replay` then reads that unchanged file again, and only it; `--whatif` with PATH
+    stores them in the same scan and answers from them."""
+    import duckdb
+
+    session = unpack("default", tmp_path / "sessions")
+    db = tmp_path / "fleet.duckdb"
+
+    def stored() -> int:
+        with duckdb.connect(str(db), read_only=True) as connection:
+            return connection.execute("SELECT count(*) FROM replay_results").fetchone()[0]
+
+    done = cli("scan", "--db", db, "--jobs", "1", "-o", tmp_path / "plain.txt", session, home=tmp_path,
+               scratch=tmp_path)
+    assert done.returncode in (0, 3), done.stderr
+    assert stored() == 0
+    done = cli("scan", "--db", db, "--whatif", f"{THRESHOLD}=10000", "--json", home=tmp_path, scratch=tmp_path)
+    coverage = json.loads(done.stdout)["coverage"]
+    assert coverage["replayed"] == 0 and "scan again with --replay" in coverage["notReplayed"][0]["reason"]
+
+    def replay_scan() -> dict:
+        done = cli("scan", "--db", db, "--jobs", "1", "--replay", "--json", session, home=tmp_path, scratch=tmp_path)
+        assert done.returncode in (0, 3), done.stderr
+        return json.loads(done.stdout)["scan"]
+
+    counted = replay_scan()
+    assert (counted["unchanged"], counted["replayed"], counted["changed"]) == (0, 1, 0)
+    assert stored() == 21
+    counted = replay_scan()
+    assert (counted["unchanged"], counted["replayed"]) == (1, 0)  # stored once, not read again
+
+    fresh = tmp_path / "fresh.duckdb"
+    done = cli("scan", "--db", fresh, "--jobs", "1", "--whatif", f"{THRESHOLD}=10000", "--json", session,
+               home=tmp_path, scratch=tmp_path)
+    assert done.returncode in (0, 3), done.stderr
+    assert json.loads(done.stdout)["coverage"]["replayed"] == 1
