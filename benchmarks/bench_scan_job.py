@@ -1,8 +1,8 @@
 """The scan's per-file job, phase by phase, in CPU seconds: a baseline tree against this one, same run.
 
 `doctor scan`'s worker job (doctor.triage.job.scan_file) is the reader (`open_session` +
-`report_for_session`, what `doctor memory` computes) plus the spill audit, `scan_facts`, the result rows and the replay
-inputs `doctor scan --whatif` stores (doctor.triage.replay_inputs). This runs the job over a sample of the corpus's sessions (every Nth, default 5th) in
+`report_for_session`, what `doctor memory` computes) plus the spill audit, `scan_facts`, the result rows and, with `--replay`,
+the what-if inputs `doctor scan --replay` stores (doctor.triage.replay_inputs). This runs the job over a sample of the corpus's sessions (every Nth, default 5th) in
 fresh `nice`d subprocesses, alternating the baseline (a git ref, exported and its C module built
 in a temporary directory) and this working tree, and reports each phase's median CPU seconds
 (`time.process_time`: user + system, so the page faults of a mapped file count). Each phase is
@@ -11,7 +11,7 @@ marker search (`lines_mentioning_pointers`, inside the spill audit) is timed on 
 
 Usage (after benchmarks/bench_scan.py built the corpus):
     python benchmarks/bench_scan_job.py [--root /tmp/doctor-bench-scan] [--every 5] [--rounds 3] [--baseline main]
-                                        [--agent gemini]
+                                        [--agent gemini] [--replay]
 """
 
 from __future__ import annotations
@@ -73,10 +73,12 @@ pointers.lines_mentioning_pointers = timed_iterator("(marker search)", pointers.
 
 paths = json.load(open(sys.argv[1]))
 options = ReportOptions()
+# `--replay`: the job of `doctor scan --replay` (a tree older than that flag always makes the replay inputs)
+asked = {"replay": True} if sys.argv[2] == "replay" and "replay" in FileJob.__dataclass_fields__ else {}
 skipped = 0
 start = clock()
 for path in paths:
-    outcome = job.scan_file(FileJob(file_key(Path(path)), path, path, None, options))
+    outcome = job.scan_file(FileJob(file_key(Path(path)), path, path, None, options, **asked))
     skipped += outcome.status == "skipped"
 spent["whole job"] = clock() - start
 spent["(reader)"] = spent["open_session"] + spent["report"]
@@ -109,11 +111,11 @@ def baseline_tree(ref: str, into: Path) -> Path:
     return into
 
 
-def run(tree: Path, listing: Path) -> dict:
+def run(tree: Path, listing: Path, replay: bool) -> dict:
     env = {**os.environ, "PYTHONPATH": str(tree)}
     env.pop("DOCTOR_PURE_PYTHON", None)
-    out = subprocess.run([sys.executable, "-c", PHASES, str(listing)], cwd=tree, env=env, check=True,
-                         capture_output=True, text=True)
+    out = subprocess.run([sys.executable, "-c", PHASES, str(listing), "replay" if replay else "plain"], cwd=tree,
+                         env=env, check=True, capture_output=True, text=True)
     return json.loads(out.stdout)
 
 
@@ -124,6 +126,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--baseline", default="main", help="git ref to compare with")
     parser.add_argument("--agent", help="only this agent's sessions (qwen, claude, codex, gemini, dump)")
+    parser.add_argument("--replay", action="store_true", help="the job of `doctor scan --replay` (what-if inputs too)")
     args = parser.parse_args()
     os.nice(NICE_BY)
     manifest = json.loads((args.root / "manifest.json").read_text())
@@ -139,8 +142,8 @@ def main() -> None:
               f"baseline {args.baseline} vs this tree; load {load()}", flush=True)
         runs: dict[str, list[dict]] = {"baseline": [], "this": []}
         for _ in range(args.rounds):
-            runs["baseline"].append(run(base, listing))
-            runs["this"].append(run(ROOT, listing))
+            runs["baseline"].append(run(base, listing, args.replay))
+            runs["this"].append(run(ROOT, listing, args.replay))
             print(f"  round done, load {load()}", flush=True)
     print()
     print(f"| phase (CPU s, median of {args.rounds}) | {args.baseline} | this tree | this / {args.baseline} |")
