@@ -175,8 +175,10 @@ def _open_scan_and_answer(args, db_path: Path, files: list, engine) -> int:
     partial = summary is not None and (summary.counts["skipped"] > 0 or bool(args.empty_folders) or partial)
     try:
         from doctor.triage.filters import apply
+        from doctor.triage.schema import settle_counted
 
         apply(store.db, args.filters)
+        settle_counted(store.db)
         if args.tui:
             from doctor.triage.fleet import load_fleet
 

@@ -2,7 +2,7 @@
 
 It reads only the tables the scan wrote for it (doctor/triage/replay_inputs.py), never a session file.
 Per value of the key and per agent, agent version and tool: the sessions and results, the context the
-value would have saved (chars, and Qwen's tokens = chars / 4 rounded up, per later turn: each model
+value would have saved (chars, and tokens as chars ÷ 4 rounded up, one yardstick across agents, per later turn: each model
 request re-sends every earlier result; summed over the turns that followed each result; and per
 session), the results cut before and after, the results whose size the recordings do not determine.
 
@@ -27,9 +27,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from doctor.whatif.keys import DEFAULT
+from doctor.whatif.thin_data import MIN_RESULTS, too_few
 from doctor.whatif.samples import GRID_VERSION, GRIDS, Grid
 
-MIN_RESULTS = 5  # as `doctor whatif --recommend`: fewer sized results is too thin to recommend
 
 
 class FleetError(ValueError):
@@ -304,7 +304,7 @@ def recommend(db, keep: float) -> list[dict]:
         if key is None:
             item["note"] = "the client fixes this tool's budget; no key sets it"
         elif len(needs) < MIN_RESULTS:
-            item["note"] = f"only {len(needs)} result(s) with a known size: too few to recommend ({MIN_RESULTS} needed)"
+            item["note"] = too_few(len(needs))
         else:
             rank = max(1, math.ceil(keep * len(needs)))
             item["budget"] = _whole(needs[rank - 1])

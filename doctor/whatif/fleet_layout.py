@@ -31,8 +31,8 @@ def _coverage(data: dict) -> Section:
     left = "; ".join(f"{_name(item['reason'])} ({item['sessions']:,})" for item in coverage["notReplayed"])
     blocks = [Paragraph(text + (f" Left out: {left}." if left else ""))]
     blocks.append(Paragraph(
-        "Saved context is in chars and Qwen's tokens (chars / 4) per later turn (each request re-sends every earlier "
-        "result), per session and summed over the turns that followed each result. At a value the scan sampled every "
+        "Saved context is in chars, and in tokens as chars ÷ 4 (one yardstick across agents: each agent's own "
+        "estimate differs a little), per later turn (each request re-sends every earlier result), per session and summed over the turns that followed each result. At a value the scan sampled every "
         "figure is the exact replay's; between two sampled values sizes are interpolated and ± says by how much the "
         "totals could be off (with the results whose size the recordings do not keep)."))
     return Section("Coverage", tuple(blocks))

@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from doctor.core.jsvalues import js_len
 from doctor.whatif.replay import Prepared
 from doctor.whatif.result import WhatIf
+from doctor.whatif.thin_data import MIN_RESULTS, too_few
 
-MIN_RESULTS = 5
 
 
 @dataclass(frozen=True)
@@ -67,7 +67,7 @@ def _for_tool(prepared, overrides, module, tool, inputs, keep) -> Recommended:
         return Recommended(tool, len(inputs), largest, None, "—", None, None, note)
     if len(sized) < MIN_RESULTS:
         return Recommended(tool, len(inputs), largest, None, key, None, None,
-                           f"only {len(sized)} result(s) with a known size: too few to recommend ({MIN_RESULTS} needed)")
+                           too_few(len(sized)))
     sized.sort()
     rank = max(1, math.ceil(keep * len(sized)))
     budget, at_least = sized[rank - 1]
