@@ -1,8 +1,8 @@
 """The scan's per-file job, phase by phase, in CPU seconds: a baseline tree against this one, same run.
 
 `doctor scan`'s worker job (doctor.triage.job.scan_file) is the reader (`open_session` +
-`report_for_session`, what `doctor memory` computes) plus the spill audit, `scan_facts` and the
-result rows. This runs the job over a sample of the corpus's sessions (every Nth, default 5th) in
+`report_for_session`, what `doctor memory` computes) plus the spill audit, `scan_facts`, the result rows and, with `--replay`,
+the what-if inputs `doctor scan --replay` stores (doctor.triage.replay_inputs). This runs the job over a sample of the corpus's sessions (every Nth, default 5th) in
 fresh `nice`d subprocesses, alternating the baseline (a git ref, exported and its C module built
 in a temporary directory) and this working tree, and reports each phase's median CPU seconds
 (`time.process_time`: user + system, so the page faults of a mapped file count). Each phase is
@@ -11,6 +11,7 @@ marker search (`lines_mentioning_pointers`, inside the spill audit) is timed on 
 
 Usage (after benchmarks/bench_scan.py built the corpus):
     python benchmarks/bench_scan_job.py [--root /tmp/doctor-bench-scan] [--every 5] [--rounds 3] [--baseline main]
+                                        [--agent gemini] [--replay]
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ PHASES = r"""
 import json, sys, time
 from pathlib import Path
 from doctor.assemble import ReportOptions
-from doctor.triage import job
+from doctor.triage import job, replay_inputs
 from doctor.triage.inputs import file_key
 from doctor.triage.rows import FileJob
 import doctor.spill.pointers as pointers
@@ -67,14 +68,17 @@ job.report_for_session = timed("report", job.report_for_session)
 job._spill_findings = timed("spill audit", job._spill_findings)
 job.scan_facts = timed("scan_facts", job.scan_facts)
 job.result_rows = timed_iterator("rows", job.result_rows)
+replay_inputs.rows_for = timed("replay", replay_inputs.rows_for)
 pointers.lines_mentioning_pointers = timed_iterator("(marker search)", pointers.lines_mentioning_pointers)
 
 paths = json.load(open(sys.argv[1]))
 options = ReportOptions()
+# `--replay`: the job of `doctor scan --replay` (a tree older than that flag always makes the replay inputs)
+asked = {"replay": True} if sys.argv[2] == "replay" and "replay" in FileJob.__dataclass_fields__ else {}
 skipped = 0
 start = clock()
 for path in paths:
-    outcome = job.scan_file(FileJob(file_key(Path(path)), path, path, None, options))
+    outcome = job.scan_file(FileJob(file_key(Path(path)), path, path, None, options, **asked))
     skipped += outcome.status == "skipped"
 spent["whole job"] = clock() - start
 spent["(reader)"] = spent["open_session"] + spent["report"]
@@ -89,7 +93,8 @@ setup(name="baseline", ext_modules=[Extension("doctor.core._rawjson", [{source!r
       script_args=["-q", "build_ext", "--build-lib", {into!r}, "--build-temp", {temp!r}])
 """
 
-ORDER = ("open_session", "report", "(reader)", "spill audit", "(marker search)", "scan_facts", "rows", "whole job")
+ORDER = ("open_session", "report", "(reader)", "spill audit", "(marker search)", "scan_facts", "rows", "replay",
+         "whole job")
 
 
 def load() -> str:
@@ -106,11 +111,11 @@ def baseline_tree(ref: str, into: Path) -> Path:
     return into
 
 
-def run(tree: Path, listing: Path) -> dict:
+def run(tree: Path, listing: Path, replay: bool) -> dict:
     env = {**os.environ, "PYTHONPATH": str(tree)}
     env.pop("DOCTOR_PURE_PYTHON", None)
-    out = subprocess.run([sys.executable, "-c", PHASES, str(listing)], cwd=tree, env=env, check=True,
-                         capture_output=True, text=True)
+    out = subprocess.run([sys.executable, "-c", PHASES, str(listing), "replay" if replay else "plain"], cwd=tree,
+                         env=env, check=True, capture_output=True, text=True)
     return json.loads(out.stdout)
 
 
@@ -120,10 +125,13 @@ def main() -> None:
     parser.add_argument("--every", type=int, default=5, help="take every Nth session of the corpus")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--baseline", default="main", help="git ref to compare with")
+    parser.add_argument("--agent", help="only this agent's sessions (qwen, claude, codex, gemini, dump)")
+    parser.add_argument("--replay", action="store_true", help="the job of `doctor scan --replay` (what-if inputs too)")
     args = parser.parse_args()
     os.nice(NICE_BY)
     manifest = json.loads((args.root / "manifest.json").read_text())
-    sessions = [e for e in manifest["files"] if e["kind"] == "session"][:: args.every]
+    sessions = [e for e in manifest["files"] if e["kind"] == "session" and args.agent in (None, e["agent"])]
+    sessions = sessions[:: args.every]
     with tempfile.TemporaryDirectory(prefix="doctor-bench-job-") as scratch:
         listing = Path(scratch) / "paths.json"
         listing.write_text(json.dumps([e["path"] for e in sessions]))
@@ -134,8 +142,8 @@ def main() -> None:
               f"baseline {args.baseline} vs this tree; load {load()}", flush=True)
         runs: dict[str, list[dict]] = {"baseline": [], "this": []}
         for _ in range(args.rounds):
-            runs["baseline"].append(run(base, listing))
-            runs["this"].append(run(ROOT, listing))
+            runs["baseline"].append(run(base, listing, args.replay))
+            runs["this"].append(run(ROOT, listing, args.replay))
             print(f"  round done, load {load()}", flush=True)
     print()
     print(f"| phase (CPU s, median of {args.rounds}) | {args.baseline} | this tree | this / {args.baseline} |")

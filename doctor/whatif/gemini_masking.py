@@ -11,15 +11,18 @@ under the replayed settings from the same text keeps the session's text.
 
 from __future__ import annotations
 
+import bisect
 import json
 import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from json.encoder import encode_basestring
 
 from doctor.core.jsvalues import js_len
 from doctor.core.sentinels import PERSISTED_STUB
 from doctor.whatif.model import Outcome, ReplayInput, unknown
+from doctor.whatif.token_sums import TokenSums
 from doctor.whatif.utf16 import js_head, js_tail
 
 PROTECTION = "contextManagement.tools.outputMasking.protectionThresholdTokens"
@@ -32,6 +35,8 @@ EXEMPT_TOOLS = frozenset({"activate_skill", "ask_user", "enter_plan_mode", "exit
 SHELL_TOOL = "run_shell_command"
 CHARS_PER_TOKEN = 4
 RANDOM_SUFFIX = (0, 16)  # chars `Math.random().toString(36).substring(7)` may leave
+_RESPONSE_FRAME = len('{"output":}')
+MASKED, UNDECIDED, KEPT = "masked", "undecided", "kept"  # what masking would do to one result (`_judge`)
 SECTIONS = re.compile(r"^(Output|Error|Exit Code|Signal|Background PIDs|Process Group PGID): ", re.M)
 
 
@@ -54,22 +59,19 @@ def masked_file(text: str) -> str | None:
 
 
 def estimate(tool: str, output: str) -> float:
-    """`estimateFunctionResponseTokens` of a `{output}` response, before `estimateTokenCountSync` floors it."""
-    return (js_len(tool) + js_len(json.dumps({"output": output}, ensure_ascii=False, separators=(",", ":")))) \
-        / CHARS_PER_TOKEN
+    """`estimateFunctionResponseTokens` of a `{output}` response, before `estimateTokenCountSync` floors it.
+
+    The response's JSON is `{"output":` + the quoted output + `}`: the output is quoted by the function
+    `json.dumps(..., ensure_ascii=False)` quotes it with, without building the dict's JSON around it (a
+    replay estimates every result at every sampled setting)."""
+    return (js_len(tool) + _RESPONSE_FRAME + js_len(encode_basestring(output))) / CHARS_PER_TOKEN
 
 
 def mask(inputs: Sequence[ReplayInput], outcomes: Sequence[Outcome], config: Config) -> list[Outcome]:
     """`outcomes` (each result as the truncation layer left it) after the masking that runs before each
     request; a result whose masking depends on something unknown becomes unknown."""
     texts = [outcome.text for outcome in outcomes]
-    masked = [False] * len(inputs)
-    undecided = [False] * len(inputs)
-    requests = sorted({one.facts.get("content_index", 0) for one in inputs})
-    for pending in requests:
-        last = pending - 2 if config.protect_latest else pending - 1
-        scanned = [i for i, one in enumerate(inputs) if one.facts.get("content_index", 0) <= last]
-        _mask_once(inputs, texts, scanned, masked, undecided, config)
+    masked, undecided = mask_decisions(inputs, texts, config)
     result = []
     for i, (one, outcome) in enumerate(zip(inputs, outcomes)):
         if outcome.text is None:
@@ -88,40 +90,72 @@ def mask(inputs: Sequence[ReplayInput], outcomes: Sequence[Outcome], config: Con
     return result
 
 
-def _mask_once(inputs, texts, scanned, masked, undecided, config: Config) -> None:
-    cumulative, boundary, prunable_tokens = 0, False, 0
-    prunable: list[int] = []
-    for i in reversed(scanned):
-        one = inputs[i]
-        if one.tool in EXEMPT_TOOLS or masked[i] or one.field != "output":
+def mask_decisions(inputs: Sequence[ReplayInput], texts: Sequence[str | None], config: Config) -> tuple[list, list]:
+    """(masked, undecided) per result after the masking pass before every request.
+
+    The CLI walks the whole history before each request, which replayed as written costs requests ×
+    results estimates (minutes of a scan's CPU on one long Gemini session). What a pass does depends
+    only on a few sums, so this keeps them instead, with the same outcome (tests/whatif/test_gemini_masking.py
+    holds the walk as the CLI writes it and compares the two):
+    - a result's tokens, and whether masking would shrink it (`_judge`), never change within a replay,
+      so each is computed once, and a result judged and left unmasked is judged the same again later;
+    - the results a pass may mask are every candidate at or before the newest one whose suffix sum of
+      tokens passes `protection` (found in a prefix-sum tree, `TokenSums.last_over`); only the masked
+      ones leave the sums;
+    - a candidate of unknown size stops every later pass before it masks anything; the last pass then
+      leaves every unmasked result older than the newest such candidate undecided (earlier such passes
+      mark a subset of what the last one marks)."""
+    count = len(inputs)
+    masked, undecided = [False] * count, [False] * count
+    tokens = [None] * count
+    sums = TokenSums(count)
+    waiting: list[int] = []  # candidates scanned and not judged yet, ascending
+    newest_unknown = -1
+    order = sorted(range(count), key=lambda i: inputs[i].facts.get("content_index", 0))
+    scanned = 0
+    for pending in sorted({one.facts.get("content_index", 0) for one in inputs}):
+        last = pending - 2 if config.protect_latest else pending - 1
+        while scanned < count and inputs[order[scanned]].facts.get("content_index", 0) <= last:
+            i = order[scanned]
+            scanned += 1
+            one = inputs[i]
+            if one.tool in EXEMPT_TOOLS or one.field != "output":
+                continue
+            if texts[i] is None:
+                newest_unknown = max(newest_unknown, i)
+                continue
+            tokens[i] = math.floor(estimate(one.tool, texts[i]))
+            sums.add(i, tokens[i])
+            bisect.insort(waiting, i)
+        if newest_unknown >= 0:
             continue
-        if texts[i] is None:
-            if not masked[i]:
+        boundary = sums.last_over(config.protection)
+        if boundary is None or sums.up_to(boundary) < config.min_prunable:
+            continue
+        judged = bisect.bisect_right(waiting, boundary)
+        for i in waiting[:judged]:
+            verdict = _judge(inputs[i], texts[i], tokens[i])
+            if verdict is MASKED:
+                masked[i] = True
+                sums.add(i, -tokens[i])
+            elif verdict is UNDECIDED:
                 undecided[i] = True
-            for j in scanned:
-                if j < i and not masked[j]:
-                    undecided[j] = True
-            return
-        tokens = math.floor(estimate(one.tool, texts[i]))
-        if not boundary:
-            cumulative += tokens
-            if cumulative > config.protection:
-                boundary = True
-                prunable_tokens += tokens
-                prunable.append(i)
-        else:
-            prunable_tokens += tokens
-            prunable.append(i)
-    if prunable_tokens < config.min_prunable:
-        return
-    for i in prunable:
-        tokens = math.floor(estimate(inputs[i].tool, texts[i]))
-        low = math.floor(estimate(inputs[i].tool, snippet(inputs[i].tool, texts[i], inputs[i], RANDOM_SUFFIX[0])))
-        high = math.floor(estimate(inputs[i].tool, snippet(inputs[i].tool, texts[i], inputs[i], RANDOM_SUFFIX[1])))
-        if tokens - high > 0:
-            masked[i] = True
-        elif tokens - low > 0:
-            undecided[i] = True
+        del waiting[:judged]
+    if newest_unknown >= 0:
+        undecided[newest_unknown] = True
+        for j in order[:scanned]:
+            if j < newest_unknown and not masked[j]:
+                undecided[j] = True
+    return masked, undecided
+
+
+def _judge(one: ReplayInput, text: str, tokens: int) -> str:
+    """Whether the masked snippet is smaller than the result, whatever the file name's random part."""
+    low = math.floor(estimate(one.tool, snippet(one.tool, text, one, RANDOM_SUFFIX[0])))
+    high = math.floor(estimate(one.tool, snippet(one.tool, text, one, RANDOM_SUFFIX[1])))
+    if tokens - high > 0:
+        return MASKED
+    return UNDECIDED if tokens - low > 0 else KEPT
 
 
 def _masked_size(tool: str, text: str | None, one: ReplayInput) -> int:

@@ -83,17 +83,24 @@ def sample(module, inputs: Sequence[ReplayInput], sites: Sequence, base_values: 
     out = {}
     recorded = [js_len(site.recorded) for site in sites]
     recorded_cut = [sentinel_kind(site.recorded) != NONE for site in sites]
+    whole: dict[tuple, list[tuple]] = {}  # settings -> every result's measures under them
     for key in keys_for(agent):
         grid = GRIDS[agent, key]
-        out[key] = _sample_key(module, inputs, sites, base_values, key, grid, recorded, recorded_cut, agent)
+        out[key] = _sample_key(module, inputs, sites, base_values, key, grid, recorded, recorded_cut, agent, whole)
     return out
 
 
-def _sample_key(module, inputs, sites, base_values, key, grid, recorded, recorded_cut, agent) -> list[Sampled]:
+def _sample_key(module, inputs, sites, base_values, key, grid, recorded, recorded_cut, agent, whole) -> list[Sampled]:
+    """`whole`: the whole-session replays done so far, by settings. `default` of a key the session does not
+    set is the session's own settings, the same replay for every such key: it is replayed once."""
     samples = grid.samples()
     columns: list[list | None] = [None] * len(samples)
     for index in (0, len(grid.values), len(samples) - 1):  # the smallest value, top, default: every result
-        columns[index] = _measures(module.replay(inputs, _with(base_values, key, samples[index])), sites, recorded_cut)
+        values = _with(base_values, key, samples[index])
+        settings = tuple(sorted(values.items()))
+        if settings not in whole:
+            whole[settings] = _measures(module.replay(inputs, values), sites, recorded_cut)
+        columns[index] = whole[settings]
     ends = columns[0], columns[len(grid.values)], columns[-1]
     moving = [i for i in range(len(inputs)) if not (ends[0][i] == ends[1][i] == ends[2][i]
                                                     and ends[0][i][0] == recorded[i] and ends[0][i][3] == recorded_cut[i])]

@@ -13,7 +13,7 @@ import sys
 
 import pytest
 
-from tests.whatif.agent_recordings import recording
+from tests.whatif.agent_recordings import RECORDINGS, recording
 
 CASES = [  # (agent, recorded under, --set …, the recording made under those settings)
     ("claude", "default", ["bashOutputMaxChars=50000"], "bash-50000"),
@@ -79,3 +79,25 @@ def test_recommend_sizes_each_tool_by_the_agents_own_key(agent, tool, key, sizes
     ranked = sorted(sizes)
     assert (row["key"], row["budget"]) == (key, ranked[-(-len(ranked) // 2) - 1])
     assert row["largestRawChars"] == ranked[-1]
+
+
+def test_gemini_output_masking_is_replayed_as_the_cli_masked():
+    """big-outputs: Gemini CLI 0.61.0 masked five older results before its 9th request (the recording's notes).
+    Replayed under the settings it ran under, each result is exactly what the model got (masked where the CLI
+    masked); with the protection raised past the session's tokens none is masked."""
+    session = next((RECORDINGS / "gemini" / "big-outputs" / "home").rglob("session-*.jsonl"))
+    env = {"HOME": str(RECORDINGS / "gemini" / "big-outputs" / "home"), "PATH": "/usr/bin:/bin"}
+
+    def run(*args: str) -> dict:
+        done = subprocess.run([sys.executable, "-m", "doctor", "whatif", str(session), "--json", *args],
+                              capture_output=True, text=True, env=env, timeout=120)
+        assert done.returncode == 0, done.stderr
+        return json.loads(done.stdout)
+
+    recorded = run()
+    masked = recorded["before"]["retention"]["layers"]["persistence gate"]
+    assert masked == recorded["saved"]["resultsCut"] == recorded["saved"]["resultsCutBefore"] > 0
+    assert all(c["known"] and c["afterChars"] == c["beforeChars"] for c in recorded["changes"])
+    unmasked = run("--set", "contextManagement.tools.outputMasking.protectionThresholdTokens=1000000000")
+    grown = [c for c in unmasked["changes"] if c["afterChars"] > c["beforeChars"]]
+    assert len(grown) == masked and all(c["known"] and c["afterLayer"] != "persistence gate" for c in grown)
