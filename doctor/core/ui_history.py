@@ -108,7 +108,8 @@ class MeasuredUi:
 def scan_ui_history(ui_history: Iterable | MeasuredUi | None, budgets: BudgetRegistry) -> UiScan:
     """Measure every tool display in the UI history and count Qwen's large outputs."""
     shapes = ui_history.shapes if isinstance(ui_history, MeasuredUi) else _shapes(ui_history)
-    measures = [_judged(shape, budgets) for shape in shapes]
+    budget_of: dict[str, Budget] = {}  # per tool name: the lookup walks names, migrations and overrides
+    measures = [_judged(shape, budgets, budget_of) for shape in shapes]
     return UiScan(sum(measure.large for measure in measures), tuple(measures))
 
 
@@ -141,9 +142,12 @@ def _shape(index: int, tool: object) -> tuple:
     return index, name, call_id, STRUCTURED, chars
 
 
-def _judged(shape: tuple, budgets: BudgetRegistry) -> UiToolMeasure:
-    """The measure with the tool's display budget, and whether Qwen counts it as a large output."""
+def _judged(shape: tuple, budgets: BudgetRegistry, budget_of: dict[str, Budget]) -> UiToolMeasure:
+    """The measure with the tool's display budget, and whether Qwen counts it as a large output
+    (`budget_of`: the display budgets already looked up, by name)."""
     index, name, call_id, kind, chars = shape
-    budget = budgets.display_budget(name)
+    budget = budget_of.get(name)
+    if budget is None:
+        budget = budget_of[name] = budgets.display_budget(name)
     large = kind in (SHELL_RESULT, TEXT) and budget.finite and chars > budget.chars * COMBINED_PASS_TOLERANCE_FACTOR
     return UiToolMeasure(index, name, call_id, kind, chars, budget, large)
