@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import multiprocessing
+import multiprocessing.connection
 import os
 import signal
 import threading
@@ -108,6 +109,21 @@ def _start_worker(stop) -> None:
     _stop_requested = stop
     for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         signal.signal(signum, signal.SIG_IGN)
+    _end_with_the_parent()
+
+
+def _end_with_the_parent() -> None:
+    """Die with the scan's main process: a scan killed outright (SIGKILL, the OOM killer) would otherwise leave
+    its workers waiting for work for ever (they ignore the signals a user would send, and they keep the
+    forkserver alive). `parent_process().sentinel` becomes ready when the main process is gone."""
+    parent = multiprocessing.parent_process()
+    if parent is not None:
+        threading.Thread(target=_exit_when_gone, args=(parent.sentinel,), daemon=True).start()
+
+
+def _exit_when_gone(sentinel) -> None:
+    multiprocessing.connection.wait([sentinel])
+    os._exit(1)
 
 
 def _scan_until_stopped(jobs: list[FileJob]) -> list[FileOutcome]:

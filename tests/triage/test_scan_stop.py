@@ -97,15 +97,17 @@ def _rescan_equals_a_fresh_scan(tmp_path: Path, db: Path, corpus: Path, env: dic
 
 @pytest.mark.slow
 def test_a_hard_kill_loses_at_most_the_open_group_and_the_next_scan_redoes_it(tmp_path: Path) -> None:
-    """SIGKILL (no handler can run): what is committed is whole (the `files` table names it), and the next
-    scan reads the rest again and gives the fresh scan's tables. The orphaned workers are this test's to end."""
+    """SIGKILL (no handler can run): what is committed is whole (the `files` table names it), the workers end
+    with the forkserver (they ignore the signals a user would send), and the next scan reads the rest again
+    and gives the fresh scan's tables."""
     env, corpus, db, scan, helpers = _scan_until_a_group_is_committed(tmp_path)
     os.kill(scan.pid, signal.SIGKILL)
     scan.wait(timeout=60)
-    for helper in helpers:
+    _, alive = psutil.wait_procs(helpers, timeout=10)
+    for helper in alive:
         with contextlib.suppress(psutil.NoSuchProcess):
             helper.kill()
-    psutil.wait_procs(helpers, timeout=10)
+    assert alive == [], [helper.pid for helper in alive]
     scan.communicate(timeout=60)
     committed = table(db, "SELECT count(*) FROM files")[0][0]
     assert 0 < committed < 25 * QWEN_SESSIONS
