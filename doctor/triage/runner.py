@@ -177,9 +177,8 @@ def _plan(store: Store, request: ScanRequest, known: dict, lacking: frozenset, s
             state = CHANGED  # its members' stored paths start with the archive's: read them again
         if request.force and state != NEW:
             state = CHANGED
-        replaying = state == UNCHANGED and key in lacking
-        if replaying:
-            state = CHANGED
+        if state == UNCHANGED and key in lacking:
+            state = REPLAYED  # read whole again, for the replay inputs it has none of
         if state == UNCHANGED:
             summary.counts["unchanged"] += 1
             if before.shown != path_shown:
@@ -189,7 +188,7 @@ def _plan(store: Store, request: ScanRequest, known: dict, lacking: frozenset, s
             _plan_archive(store, request, plan, path, key, now, state, folders, summary, scan_id, unpacked)
             continue
         known_results, known_digest = store.stored_results(key) if state == GROWN else (0, None)
-        plan.states[key] = REPLAYED if replaying else state if state != GROWN or known_digest else CHANGED
+        plan.states[key] = state if state != GROWN or known_digest else CHANGED
         plan.planned[key] = _Planned(now, None, folders, fresh=before is None)
         plan.jobs.append(FileJob(key, str(path), path_shown, None, request.options, known_results, known_digest,
                                  size=now.size, replay=request.replay))
@@ -212,7 +211,7 @@ def _plan_archive(store: Store, request: ScanRequest, plan: _Plan, path: Path, k
     """Unpack the archive once: a job per member kept, a skipped row (with the archive's key) per member
     left out, written at once."""
     style = request.path_style
-    summary.counts[NEW if state == NEW else CHANGED] += 1
+    summary.counts[state if state in (NEW, REPLAYED) else CHANGED] += 1
     try:
         unpacking = archives.unpack(path, unpacked)
     except (OSError, ValueError) as exc:
