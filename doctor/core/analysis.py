@@ -18,7 +18,7 @@ from msgspec import Struct
 from doctor.core.agent_measure import CHARS, AgentMeasure
 from doctor.core.budgets import Budget, BudgetRegistry
 from doctor.core.estimator import DEFAULT_IMAGE_TOKEN_ESTIMATE, tokens_for_chars
-from doctor.core.result_table import ResultTable
+from doctor.core.result_table import ResultColumns, ResultTable
 from doctor.core.retention import (
     ResultMeasure,
     RetentionStats,
@@ -118,6 +118,10 @@ class RetentionAnalysis(Struct, frozen=True):
         sizes = list(self._columns("sent"))
         return SentTotals(whole_number(sum(sizes)), sum(self._columns("sent_tokens")),
                           whole_number(max(sizes, default=0)))
+
+    def result_columns(self) -> ResultColumns:
+        """`results` column by column (`ResultTable.columns`)."""
+        return self.table.columns(self.length)
 
     def _columns(self, name: str) -> Iterable:
         """A column of the table up to this analysis's length (the tracker may have extended it)."""

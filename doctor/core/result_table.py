@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 from array import array
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from doctor.core.agent_measure import AgentMeasure
@@ -100,6 +101,24 @@ def raw_result_text(fr: object) -> object:
         return None
     output = field(response, "output")
     return field(response, "error") if output is None else output
+
+
+@dataclass(frozen=True, slots=True)
+class ResultColumns:
+    """Results column by column (`ResultTable.columns`): entry i of each list is the result of ordinal i.
+    A result's tool, and so its budget, is a slot into `tools` and `budgets`; `stubs` holds the parsed
+    pointer of each result a layer bounded, by ordinal. `chars` is `ResultMeasure.chars` as a float."""
+
+    turns: list[int]
+    chars: list[float]
+    raw_chars: list[int]
+    tool_slots: list[int]
+    layers: list[str]
+    oversized: list[bool]
+    errors: list[bool]
+    tools: list[str]
+    budgets: list[Budget]
+    stubs: dict[int, StubInfo]
 
 
 class ResultTable:
@@ -374,13 +393,32 @@ class ResultTable:
             budget=self.budgets[slot],
             oversized=bool(flags & _OVERSIZED),
             sentinel=LAYERS[flags >> _LAYER_SHIFT],
-            stub=self._stub(ordinal),
+            stub=self.stub(ordinal),
             sent=whole_number(self.sent[ordinal]) if self.measure is not None else None,
             sent_tokens=self.sent_tokens[ordinal] if self.measure is not None else None,
             judged_by_sent=self.judge_sent,
         )
 
-    def _stub(self, ordinal: int) -> StubInfo | None:
+    def columns(self, length: int) -> ResultColumns:
+        """The first `length` results column by column, as `row` gives them one by one, without making
+        a row object per result: `doctor scan` stores hundreds of thousands of results, and a row each
+        cost its workers more than all the rest of storing them."""
+        flags = self.flags[:length]
+        stubs = {ordinal: self.stub(ordinal) for ordinal in sorted(self.stubs) if ordinal < length}
+        return ResultColumns(
+            turns=self.turn[:length].tolist(),
+            chars=self.chars[:length].tolist(),
+            raw_chars=self.raw_chars[:length].tolist(),
+            tool_slots=self.tool[:length].tolist(),
+            layers=[LAYERS[code >> _LAYER_SHIFT] for code in flags],
+            oversized=[bool(code & _OVERSIZED) for code in flags],
+            errors=[bool(code & _ERROR) for code in flags],
+            tools=list(self.tools),
+            budgets=list(self.budgets),
+            stubs={ordinal: stub for ordinal, stub in stubs.items() if stub is not None},
+        )
+
+    def stub(self, ordinal: int) -> StubInfo | None:
         stub = self.stubs.get(ordinal)
         if stub is not _LATER:
             return stub

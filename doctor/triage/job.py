@@ -25,6 +25,7 @@ from doctor.triage.rows import (
     NOT_SESSION,
     SKIPPED,
     FileJob,
+    ResultBatch,
     FileOutcome,
     finish,
     started_at,
@@ -114,7 +115,7 @@ def _spill_findings(session, report) -> int:
 
 def _outcome(job: FileJob, session, report, spill_findings: int | None) -> FileOutcome:
     analysis = report.retention
-    rows = list(result_rows(analysis)) if analysis is not None else []
+    results = result_batch(analysis) if analysis is not None else ResultBatch.from_rows([])
     layers = analysis.layer_counts if analysis is not None else {}
     stats = analysis.stats if analysis is not None else None
     facts = scan_facts(session)
@@ -145,7 +146,7 @@ def _outcome(job: FileJob, session, report, spill_findings: int | None) -> FileO
         "retention_unavailable": report.retention_unavailable,
         "results_complete": analysis is not None,
     }
-    return finish(job, row, rows)
+    return finish(job, row, results)
 
 
 def _window(report) -> dict:
@@ -159,21 +160,24 @@ def _window(report) -> dict:
     return {"context_window_tokens": window.tokens, "context_window_share": window.to_json(tokens)["share"]}
 
 
-def result_rows(analysis):
-    """One tuple per result, in RESULT_COLUMNS order; declared_chars and declared_kb are the full output's
-    size a spill stub states, in the unit it states it (Claude and Gemini: characters; Qwen: KB)."""
-    tools: dict[tuple[str, str], tuple[str, str]] = {}  # (name, budget source) -> (name as stored, tool type)
-    for result in analysis.results:
-        budget = result.budget
-        tool = tools.get((result.tool, budget.source))
-        if tool is None:
-            tool = tools[result.tool, budget.source] = (storable(result.tool), tool_type(result.tool, budget.source))
-        yield (
-            result.ordinal, result.turn, *tool, result.raw_chars, float(result.chars),
-            tokens_for_chars(result.chars), budget.as_json_number(), budget.source, result.sentinel,
-            result.oversized, result.is_error, *_declared(result.stub),
-        )
-
-
-def _declared(stub) -> tuple[int | None, int | None]:
-    return (None, None) if stub is None else (stub.declared_chars, stub.declared_kb)
+def result_batch(analysis) -> ResultBatch:
+    """The result rows, column by column in RESULT_COLUMNS order, from the analysis's own columns (a
+    row object per result cost the workers more than the rest of storing it); declared_chars and
+    declared_kb are the full output's size a spill stub states, in the unit it states it (Claude and
+    Gemini: characters; Qwen: KB)."""
+    found = analysis.result_columns()
+    count = len(found.turns)
+    slots = found.tool_slots
+    # What depends on the tool alone, once per tool: its stored name, type and budget.
+    per_tool = [(storable(tool), tool_type(tool, budget.source), budget.as_json_number(), budget.source)
+                for tool, budget in zip(found.tools, found.budgets)]
+    names, types, budgets, sources = ([[entry[i] for entry in per_tool] for i in range(4)])
+    declared_chars: list[int | None] = [None] * count
+    declared_kb: list[int | None] = [None] * count
+    for ordinal, stub in found.stubs.items():
+        declared_chars[ordinal], declared_kb[ordinal] = stub.declared_chars, stub.declared_kb
+    return ResultBatch([
+        list(range(count)), found.turns, [names[s] for s in slots], [types[s] for s in slots], found.raw_chars,
+        found.chars, [tokens_for_chars(chars) for chars in found.chars], [budgets[s] for s in slots],
+        [sources[s] for s in slots], found.layers, found.oversized, found.errors, declared_chars, declared_kb,
+    ])

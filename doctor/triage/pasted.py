@@ -18,7 +18,7 @@ from doctor.report.audit_summary import AUDIT_CATEGORIES
 from doctor.sources.base import SourceError
 from doctor.sources.jsonl import LINE_CAP, loads, over_cap_message
 from doctor.triage.rows import (
-    LAYER_COLUMNS, RESULT_COLUMNS, RESULT_TYPES, SESSION_TYPES, FileJob, FileOutcome, finish, started_at, storable,
+    LAYER_COLUMNS, RESULT_COLUMNS, RESULT_TYPES, SESSION_TYPES, FileJob, FileOutcome, ResultBatch, finish, started_at, storable,
     tool_type)
 from doctor.triage.schema import fits
 
@@ -90,7 +90,7 @@ def outcome(job: FileJob, report: dict, path: Path) -> FileOutcome:
         "results_complete": isinstance(results, list),
     }
     _check_figures(path, row, rows)
-    return finish(job, row, rows)
+    return finish(job, row, ResultBatch.from_rows(rows))
 
 
 def _window(report: dict) -> dict:
@@ -104,12 +104,11 @@ def _window(report: dict) -> dict:
 
 @functools.cache
 def _validator():
-    """The published schema of `doctor memory --json`, checked for itself once."""
+    """The published schema of `doctor memory --json`. It is not checked against the metaschema here
+    (tests/report/test_report_schema.py does): that took each scan worker 0.6 s."""
     from jsonschema import Draft202012Validator
 
-    schema = json.loads(REPORT_SCHEMA.read_text(encoding="utf-8"))
-    Draft202012Validator.check_schema(schema)
-    return Draft202012Validator(schema)
+    return Draft202012Validator(json.loads(REPORT_SCHEMA.read_text(encoding="utf-8")))
 
 
 def validate(report: dict, path: Path) -> None:

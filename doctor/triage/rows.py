@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
+
+import orjson
 
 from doctor.core.budgets import is_mcp_tool_name
 from doctor.core.sentinels import LAYERS
@@ -116,24 +117,35 @@ class FileOutcome:
     status: str
     reason: str | None = None
     session: dict | None = None
-    results: list[tuple] = field(default_factory=list)  # rows with ordinal >= first_new
+    results: ResultBatch = field(default_factory=lambda: ResultBatch.from_rows([]))  # rows with ordinal >= first_new
     first_new: int = 0  # 0: replace the session's rows; K > 0: keep the K stored rows, append these
     replay: object = None  # replay_inputs.ReplayRows: what `doctor scan --whatif` needs of the session
 
 
-class RowDigest:
-    """A running digest of result rows: equal digests of a prefix mean the stored rows still hold."""
+@dataclass(slots=True)
+class ResultBatch:
+    """A file's result rows column by column, in RESULT_COLUMNS order (entry i of each list is row i): so
+    they cross to the main process as a few lists, not a tuple per row, and reach DuckDB as Arrow columns
+    without being taken apart again. Every string in them is `storable`."""
 
-    def __init__(self) -> None:
-        self._hash = hashlib.blake2b(digest_size=16)
+    columns: list[list]
 
-    def add(self, rows: Iterable[tuple]) -> None:
-        for row in rows:
-            self._hash.update(repr(row).encode("utf-8", "surrogatepass"))
-            self._hash.update(b"\n")
+    @classmethod
+    def from_rows(cls, rows: list[tuple]) -> ResultBatch:
+        return cls([list(values) for values in zip(*rows)] if rows else [[] for _ in RESULT_COLUMNS])
 
-    def hexdigest(self) -> str:
-        return self._hash.hexdigest()
+    def __len__(self) -> int:
+        return len(self.columns[0])
+
+    def since(self, first: int) -> ResultBatch:
+        """The rows from the `first`-th on."""
+        return ResultBatch([values[first:] for values in self.columns]) if first else self
+
+    def digest(self, count: int | None = None) -> str:
+        """A digest of the first `count` rows (all by default): equal digests of a prefix mean the rows
+        stored for it still hold. NaN and infinities digest as JSON null: no figure stored is either."""
+        shown = self.columns if count is None else [values[:count] for values in self.columns]
+        return hashlib.blake2b(orjson.dumps(shown), digest_size=16).hexdigest()
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -165,15 +177,11 @@ def tool_type(name: str, budget_source: str) -> str:
     return "mcp" if budget_source == "mcp" or is_mcp_tool_name(name) else "built-in"
 
 
-def finish(job: FileJob, session_row: dict, rows: list[tuple]) -> FileOutcome:
-    """The outcome with the row digest, keeping only new rows when the stored prefix still holds."""
+def finish(job: FileJob, session_row: dict, results: ResultBatch) -> FileOutcome:
+    """The outcome with the rows' digest, keeping only new rows when the stored prefix still holds."""
     first_new = 0
-    if job.known_results and len(rows) >= job.known_results:
-        prefix = RowDigest()
-        prefix.add(rows[:job.known_results])
-        if prefix.hexdigest() == job.known_digest:
-            first_new = job.known_results
-    digest = RowDigest()
-    digest.add(rows)
-    session_row["results_digest"] = digest.hexdigest()
-    return FileOutcome(job.key, job.shown, OK, session=session_row, results=rows[first_new:], first_new=first_new)
+    if job.known_results and len(results) >= job.known_results and results.digest(job.known_results) == job.known_digest:
+        first_new = job.known_results
+    session_row["results_digest"] = results.digest()
+    return FileOutcome(job.key, job.shown, OK, session=session_row, results=results.since(first_new),
+                       first_new=first_new)

@@ -119,20 +119,24 @@ def settle_counted(db) -> None:
 
 
 def arrow_table(types: dict[str, str], rows: list[tuple]):
-    """Rows (in the order of `types`) as an Arrow table with those columns and SQL types, ready for
+    """Rows (in the order of `types`) as an Arrow table: `arrow_columns` of their columns."""
+    return arrow_columns(types, [list(values) for values in zip(*rows)] if rows else [[] for _ in types])
+
+
+def arrow_columns(types: dict[str, str], columns: list[list]):
+    """Columns (in the order of `types`) as an Arrow table with those names and SQL types, ready for
     `INSERT INTO … BY NAME SELECT * FROM …`. A DOUBLE column's integers are made floats first, rounded
     as DuckDB rounds them (Arrow refuses an integer a double cannot hold); a type Arrow is not told
     about here travels as text and DuckDB casts it on insert."""
     import pyarrow as pa
 
-    columns = []
-    values_by_column = list(zip(*rows)) if rows else [()] * len(types)
-    for (column, sql_type), values in zip(types.items(), values_by_column):
+    arrays = []
+    for (column, sql_type), values in zip(types.items(), columns):
         kind = sql_type.split()[0]
-        if kind == "DOUBLE":
+        if kind == "DOUBLE" and not all(type(value) is float for value in values):
             values = [None if value is None else float(value) for value in values]
         if kind == "TIMESTAMP":
-            columns.append(pa.array(values, pa.timestamp("us")))
+            arrays.append(pa.array(values, pa.timestamp("us")))
             continue
-        columns.append(pa.array(values, getattr(pa, _ARROW_TYPES.get(kind, "string"))()))
-    return pa.Table.from_arrays(columns, names=list(types))
+        arrays.append(pa.array(values, getattr(pa, _ARROW_TYPES.get(kind, "string"))()))
+    return pa.Table.from_arrays(arrays, names=list(types))

@@ -25,7 +25,7 @@ from doctor.report.inert import inert_line
 from doctor.triage import replay_inputs
 from doctor.triage.fingerprint import Fingerprint
 from doctor.triage.rows import FILE_TYPES, GONE, OK, RESULT_TYPES, SESSION_COLUMNS, SESSION_TYPES, FileOutcome, storable
-from doctor.triage.schema import SCHEMA_VERSION, TABLES, arrow_table, define_views
+from doctor.triage.schema import SCHEMA_VERSION, TABLES, arrow_columns, arrow_table, define_views
 
 
 class StoreError(Exception):
@@ -109,6 +109,18 @@ class FileWrite:
 _FILE_COLUMNS = tuple(FILE_TYPES)
 _RESULT_TABLE = {"session_key": "VARCHAR NOT NULL", **RESULT_TYPES}
 _CUT = {"session_key": "VARCHAR", "first_new": "BIGINT"}
+
+
+def _result_columns(sessions: list[FileOutcome]) -> list[list]:
+    """The group's result rows as the results table's columns: each file's columns one after the other,
+    behind a session_key column."""
+    keys: list[str] = []
+    columns: list[list] = [[] for _ in RESULT_TYPES]
+    for outcome in sessions:
+        keys.extend([outcome.key] * len(outcome.results))
+        for column, values in zip(columns, outcome.results.columns):
+            column.extend(values)
+    return [keys, *columns]
 
 
 class Store:
@@ -270,9 +282,8 @@ class Store:
                 new_sessions = arrow_table(SESSION_TYPES, [  # noqa: F841 (DuckDB reads the local variables by name)
                     tuple(storable(o.session[column]) for column in SESSION_COLUMNS) for o in sessions])
                 db.execute("INSERT INTO sessions BY NAME SELECT * FROM new_sessions")
-                rows = [(o.key, *row) for o in sessions for row in o.results]
-                if rows:
-                    new_results = arrow_table(_RESULT_TABLE, rows)  # noqa: F841
+                if any(len(o.results) for o in sessions):
+                    new_results = arrow_columns(_RESULT_TABLE, _result_columns(sessions))  # noqa: F841
                     db.execute("INSERT INTO results BY NAME SELECT * FROM new_results")
                 replay_inputs.write_group(db, [(o.key, o.replay) for o in sessions])
             new_files = arrow_table(FILE_TYPES, [  # noqa: F841
