@@ -116,7 +116,7 @@ class FileOutcome:
     shown: str
     status: str
     reason: str | None = None
-    session: dict | None = None
+    session: dict | None = None  # SESSION_COLUMNS -> value, in that order
     results: ResultBatch = field(default_factory=lambda: ResultBatch.from_rows([]))  # rows with ordinal >= first_new
     first_new: int = 0  # 0: replace the session's rows; K > 0: keep the K stored rows, append these
     replay: object = None  # replay_inputs.ReplayRows: what `doctor scan --whatif` needs of the session
@@ -178,10 +178,12 @@ def tool_type(name: str, budget_source: str) -> str:
 
 
 def finish(job: FileJob, session_row: dict, results: ResultBatch) -> FileOutcome:
-    """The outcome with the rows' digest, keeping only new rows when the stored prefix still holds."""
+    """The outcome with the rows' digest, keeping only new rows when the stored prefix still holds; the
+    session row in SESSION_COLUMNS order, each value `storable` (so the main process only passes it on)."""
     first_new = 0
     if job.known_results and len(results) >= job.known_results and results.digest(job.known_results) == job.known_digest:
         first_new = job.known_results
     session_row["results_digest"] = results.digest()
-    return FileOutcome(job.key, job.shown, OK, session=session_row, results=results.since(first_new),
+    stored = {column: storable(session_row[column]) for column in SESSION_COLUMNS}
+    return FileOutcome(job.key, job.shown, OK, session=stored, results=results.since(first_new),
                        first_new=first_new)

@@ -133,10 +133,13 @@ def arrow_columns(types: dict[str, str], columns: list[list]):
     arrays = []
     for (column, sql_type), values in zip(types.items(), columns):
         kind = sql_type.split()[0]
-        if kind == "DOUBLE" and not all(type(value) is float for value in values):
-            values = [None if value is None else float(value) for value in values]
         if kind == "TIMESTAMP":
             arrays.append(pa.array(values, pa.timestamp("us")))
-            continue
-        arrays.append(pa.array(values, getattr(pa, _ARROW_TYPES.get(kind, "string"))()))
+        elif kind == "DOUBLE":
+            try:
+                arrays.append(pa.array(values, pa.float64()))
+            except pa.ArrowInvalid:  # an integer past 2**53: Arrow will not round it, Python does
+                arrays.append(pa.array([None if value is None else float(value) for value in values], pa.float64()))
+        else:
+            arrays.append(pa.array(values, getattr(pa, _ARROW_TYPES.get(kind, "string"))()))
     return pa.Table.from_arrays(arrays, names=list(types))

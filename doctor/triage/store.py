@@ -24,7 +24,7 @@ import duckdb
 from doctor.report.inert import inert_line
 from doctor.triage import replay_inputs
 from doctor.triage.fingerprint import Fingerprint
-from doctor.triage.rows import FILE_TYPES, GONE, OK, RESULT_TYPES, SESSION_COLUMNS, SESSION_TYPES, FileOutcome, storable
+from doctor.triage.rows import FILE_TYPES, GONE, OK, RESULT_TYPES, SESSION_TYPES, FileOutcome, storable
 from doctor.triage.schema import SCHEMA_VERSION, TABLES, arrow_columns, arrow_table, define_views
 
 
@@ -279,8 +279,9 @@ class Store:
                 db.execute("DELETE FROM files WHERE file_key IN (SELECT session_key FROM cut)")
                 replay_inputs.forget_many(db, [o.key for o in stale])  # a session's replay rows are rewritten whole
             if sessions:
-                new_sessions = arrow_table(SESSION_TYPES, [  # noqa: F841 (DuckDB reads the local variables by name)
-                    tuple(storable(o.session[column]) for column in SESSION_COLUMNS) for o in sessions])
+                # each session row is in SESSION_COLUMNS order, storable (rows.finish); DuckDB reads the
+                # local variables by name
+                new_sessions = arrow_table(SESSION_TYPES, [tuple(o.session.values()) for o in sessions])  # noqa: F841
                 db.execute("INSERT INTO sessions BY NAME SELECT * FROM new_sessions")
                 if any(len(o.results) for o in sessions):
                     new_results = arrow_columns(_RESULT_TABLE, _result_columns(sessions))  # noqa: F841
