@@ -32,9 +32,11 @@ def present_path(path: str | os.PathLike | None, style: str = "short") -> str | 
         return f"sha256:{hashlib.sha256(text.encode('utf-8', 'surrogatepass')).hexdigest()[:16]}{suffix}"
     if not os.path.isabs(text):
         return text  # relative to where the user stands: reveals nothing more
-    home = str(Path.home())
+    home = os.path.expanduser("~")  # what Path.home() is, without making Paths (a scan shows thousands)
     if home != "/" and text.startswith(home + os.sep):
         text = "~" + text[len(home) :]
+    if text.count(os.sep) < 4:  # four parts at most
+        return text
     parts = Path(text).parts
     if len(parts) > 4:
         text = os.path.join(parts[0] if parts[0] in ("~", "/") else "…", "…", *parts[-2:])

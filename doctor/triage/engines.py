@@ -67,19 +67,34 @@ class LocalPool:
 
     def __init__(self, workers: int | None = None):
         self.workers = workers or default_workers()
+        self._pool: ProcessPoolExecutor | None = None
+        self._stop = None
 
-    def run(self, jobs: list[FileJob]) -> Iterator[FileOutcome]:
-        if self.workers == 1 or len(jobs) <= 1:
-            yield from map(scan_file, jobs)
+    def prepare(self) -> None:
+        """Start the worker processes now, while the main process is still planning (the plan calls this
+        once it has two files to read): they start and import doctor meanwhile, not after the plan, when
+        they would leave the cores idle for a second. Does nothing when the pool is started, or has one
+        worker."""
+        if self._pool is not None or self.workers == 1:
             return
         context = multiprocessing.get_context("forkserver")
         context.set_forkserver_preload(["doctor.triage.engines"])
-        stop = context.Event()
-        pool = ProcessPoolExecutor(max_workers=min(self.workers, len(jobs)), mp_context=context,
-                                   initializer=_start_worker, initargs=(stop,))
+        self._stop = context.Event()
+        self._pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=context, initializer=_start_worker,
+                                         initargs=(self._stop,))
+        with _ctrl_c_ignored():  # the pool's processes start now and inherit the ignoring
+            for _ in range(self.workers):  # a task each: the pool starts a process per task while none is idle
+                self._pool.submit(_ready)
+
+    def run(self, jobs: list[FileJob]) -> Iterator[FileOutcome]:
+        if self._pool is None and (self.workers == 1 or len(jobs) <= 1):
+            yield from map(scan_file, jobs)
+            return
+        self.prepare()
+        pool, stop = self._pool, self._stop
         finished = False
         try:
-            with _ctrl_c_ignored():  # the pool's processes start now and inherit the ignoring
+            with _ctrl_c_ignored():
                 futures = [pool.submit(_scan_until_stopped, task)
                            for task in batches(jobs, self.task_files, self.task_bytes)]
             for future in as_completed(futures):
@@ -89,9 +104,18 @@ class LocalPool:
             if not finished:  # stopped (a signal, an error): no worker outlives the scan
                 _stop_workers(pool, stop)
             pool.shutdown(wait=True, cancel_futures=True)
+            self._pool = None
 
     def close(self) -> None:
-        pass
+        """A pool started for a plan that never ran (stopped, failed) ends with the scan."""
+        if self._pool is not None:
+            _stop_workers(self._pool, self._stop)
+            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool = None
+
+
+def _ready() -> None:
+    """A task that does nothing: submitting one makes the pool start a worker process."""
 
 
 STOP_GRACE_SECONDS = 5.0  # a worker still inside one file after this is killed
@@ -188,6 +212,9 @@ class DaskCluster:
             self.client = Client(scheduler, timeout=CONNECT_SECONDS)
         except (OSError, TimeoutError) as exc:
             raise EngineError(f"--scheduler {scheduler}: cannot reach the Dask scheduler ({exc})") from None
+
+    def prepare(self) -> None:
+        """The cluster's workers are running already."""
 
     def run(self, jobs: Iterable[FileJob]) -> Iterator[FileOutcome]:
         from distributed import as_completed as dask_completed

@@ -17,6 +17,7 @@ in silence. A path the user names (or a glob matches) is followed if it is a lin
 
 from __future__ import annotations
 
+import functools
 import glob
 import hashlib
 import os
@@ -63,7 +64,14 @@ def folder_keys(path: Path) -> str:
     """The keys of every folder holding `path` (absolute), innermost first, space-separated: a later
     scan of any of those folders knows the file was under it, and marks it gone when it is not
     there any more."""
-    return " ".join(folder_key(parent) for parent in path.parents)
+    return _folder_keys(os.fspath(path.parent))
+
+
+@functools.lru_cache(maxsize=4096)
+def _folder_keys(folder: str) -> str:
+    """`folder`'s key and its parents' (the files of one folder share them: worked out once)."""
+    parent = os.path.dirname(folder)
+    return folder_key(folder) if parent == folder else f"{folder_key(folder)} {_folder_keys(parent)}"
 
 
 def walked_folders(arguments: list[str]) -> set[str]:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -126,7 +127,7 @@ def scan(store: Store, request: ScanRequest) -> ScanSummary:
         lacking = store.files_without_replay() if request.replay else frozenset()
         group = None
         try:
-            plan = _plan(store, request, known, lacking, summary, scan_id, unpacked)
+            plan = _plan(store, request, known, lacking, summary, scan_id, unpacked, engine.prepare)
             stops.check()
             group = _Group(store, scan_id, plan, summary)
             for outcome in stops.while_waiting(engine.run(plan.jobs)):
@@ -150,15 +151,18 @@ def _local_pool():
 
 
 def _plan(store: Store, request: ScanRequest, known: dict, lacking: frozenset, summary: ScanSummary, scan_id: int,
-          unpacked: archives.Unpacked) -> _Plan:
+          unpacked: archives.Unpacked, prepare_engine: Callable[[], None]) -> _Plan:
     """The jobs to run and, per file, what its `files` row will say; unchanged files are counted here
     (and their stored paths re-shown when --paths changed), archives' own rows written and their
     members unpacked into `unpacked`. `lacking`: the files (archives, for their members) whose sessions
-    have no replay inputs, read again when the scan stores them."""
+    have no replay inputs, read again when the scan stores them. `prepare_engine` is called once two
+    files are to be read, so the workers start while the rest is planned."""
     plan = _Plan()
     style = request.path_style
     restyled: list[tuple[str, str]] = []
     for path in request.files:
+        if len(plan.jobs) >= 2:
+            prepare_engine()
         summary.counts["seen"] += 1
         if isinstance(path, LeftOut):
             _skip_now(store, path.path, path.reason, style, known, summary, scan_id)

@@ -167,3 +167,22 @@ def test_a_real_duckdb_error_is_not_taken_for_a_ctrl_c() -> None:
     with pytest.raises(duckdb.CatalogException):
         with ctrl_c_as_interrupt():
             raise duckdb.CatalogException("Table with name nope does not exist!")
+
+
+def test_workers_started_for_a_plan_that_never_ran_end_with_the_engine() -> None:
+    """The scan starts its workers while it still plans (LocalPool.prepare); a scan stopped or failed before
+    its jobs ran must not leave them behind when the engine closes."""
+    import psutil
+
+    from doctor.triage.engines import LocalPool
+
+    me = psutil.Process()
+    before = {child.pid for child in me.children(recursive=True)}
+    pool = LocalPool(2)
+    pool.prepare()
+    pool.prepare()  # once is enough
+    # the workers are the forkserver's children (the forkserver and the resource tracker are this process's)
+    workers = [child for child in me.children(recursive=True) if child.pid not in before and child.ppid() != me.pid]
+    assert len(workers) == 2
+    pool.close()
+    assert [worker for worker in workers if worker.is_running() and worker.status() != psutil.STATUS_ZOMBIE] == []
