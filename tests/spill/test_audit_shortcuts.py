@@ -201,6 +201,34 @@ def test_merging_equals_the_plain_definition_on_recordings(path):
     assert fast == plain
 
 
+SHARED = ["qwen/persist-gate/session.jsonl", "claude/big-outputs/home/.claude/projects/*/*.jsonl",
+          "gemini/big-outputs/home/.gemini/tmp/*/chats/*.jsonl"]
+
+
+@pytest.mark.parametrize("live", [False, True], ids=["file", "live history"])
+@pytest.mark.parametrize("pattern", SHARED, ids=lambda pattern: pattern.split("/")[0])
+def test_merging_equals_the_plain_definition_when_results_share_a_file(pattern, live, tmp_path):
+    """A recording whose later spill paths are rewritten to an earlier one's: several results name one
+    file (a copy enriches the first of them), and, read as a live host's history (no file), the copies
+    are model-visible results whose key holds their ordinal."""
+    recording = next(Path(__file__).resolve().parents[1].joinpath("recordings").glob(pattern))
+    data = recording.read_bytes()
+    written = list(dict.fromkeys(p.path for p in pointers_for(open_session(recording), None) if p.path))
+    assert len(written) >= 2
+    copy = tmp_path / recording.name
+    shared = 0
+    for first, later in zip(written, written[1:]):
+        copy.write_bytes(data.replace(json.dumps(later)[1:-1].encode(), json.dumps(first)[1:-1].encode()))
+        session = open_session(copy)
+        if live:
+            session = replace(session, path=None)
+        analysis = analyze_tool_result_retention(session.history())
+        fast = pointers_for(session, analysis)
+        assert [(p, p.preview_head) for p in fast] == [(p, p.preview_head) for p in _merged_plainly(session, analysis)]
+        shared += sum(p.path == first for p in fast) >= 2
+    assert shared  # some rewrite made two pointers to one file
+
+
 @settings(max_examples=FUZZ, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(case=CASES)
 def test_merging_equals_the_plain_definition_on_mutated_recordings(tmp_path_factory, case):
@@ -233,6 +261,8 @@ def _build(root: Path, entries) -> None:
                 path.write_text("x")
             elif kind == "link-to-dir":
                 (root / "elsewhere" / "tool-results").mkdir(parents=True, exist_ok=True)
+                for held in ("x.txt", "tool-results/x.txt"):
+                    (root / "elsewhere" / held).write_text("x")
                 path.symlink_to(root / "elsewhere")
             elif kind == "link-to-file":
                 path.symlink_to(root / "x.txt")
@@ -311,16 +341,19 @@ def test_the_locator_looks_through_links_and_not_into_files(tmp_path):
     (tmp_path / "real" / "tool-results" / "x.txt").write_text("x")
     dump.mkdir()
     (dump / "linked").symlink_to(tmp_path / "real")
+    (dump / "results").symlink_to(tmp_path / "real" / "tool-results")
     (dump / "file").write_text("not a directory")
     (dump / "dangling").symlink_to(tmp_path / "nothing")
     locator = SpillLocator(dump / "session.jsonl")
     cases = ["/rec/linked/tool-results/x.txt", "/rec/file/tool-results/x.txt", "/rec/dangling/tool-results/x.txt",
-             "/rec/file/tool-results/y.txt", "/rec/linked/tool-results/y.txt", "/rec/linked/../linked/tool-results/x.txt"]
+             "/rec/file/tool-results/y.txt", "/rec/linked/tool-results/y.txt", "/rec/linked/../linked/tool-results/x.txt",
+             "/rec/results/x.txt"]
     for written in cases:
         resolution = locator.resolve(pointers_module.SpillPointer("claude", "test", written))
         found, _, searched = _found_plainly(locator, written)
         assert (resolution.found, resolution.searched) == (found, searched), written
     assert locator.resolve(pointers_module.SpillPointer("claude", "test", cases[0])).found == dump / "linked/tool-results/x.txt"
+    assert locator.resolve(pointers_module.SpillPointer("claude", "test", cases[-1])).found == dump / "results/x.txt"
 
 
 @settings(max_examples=FUZZ * 5, deadline=None)
