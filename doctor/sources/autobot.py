@@ -23,7 +23,8 @@ DEFAULT_ROOT = Path("data") / "tool_output_spill"
 
 # The task id may itself hold ':' (greedy, then backtrack to the last `:tool:digest`);
 # quotes end an anchor because the note quotes it (`anchor 'autobot:spill:…'`) and JSON does too.
-_ANCHOR = re.compile(r"autobot:spill:([^\s'\"]+):([^\s:'\"]+):([0-9a-f]{16})(?![0-9A-Za-z])")
+ANCHOR_PREFIX = "autobot:spill:"  # every anchor holds it: text without it holds none (spill.pointers skips it)
+_ANCHOR = re.compile(re.escape(ANCHOR_PREFIX) + r"([^\s'\"]+):([^\s:'\"]+):([0-9a-f]{16})(?![0-9A-Za-z])")
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,6 +10,7 @@ resolves outside its roots is never opened unless the caller passes `allow_outsi
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import stat
@@ -170,10 +171,11 @@ def audit_spill(
     findings: list[Finding] = []
     pending = []
     left = MEASURE_AUDIT_CAP
+    session_age = functools.cache(lambda: _session_age_seconds(session, now))  # one age for all missing files
     with Digester(cache, progress) as digester:
         for pointer in pointers:
             resolution = locator.resolve(pointer)
-            mode, size = _inspect(session, resolution, allow_outside, now, findings)
+            mode, size = _inspect(session_age, resolution, allow_outside, findings)
             future = None
             if size is not None and size > min(MEASURE_FILE_CAP, left):
                 findings.append(Finding(NOT_MEASURED, WARNING, pointer, _why_not_measured(size, left)))
@@ -200,14 +202,14 @@ def _why_not_measured(size: int, left: int) -> str:
     return f"{_mib(size)}: this audit already read {_mib(MEASURE_AUDIT_CAP - left)} of its {_mib(MEASURE_AUDIT_CAP)}; sized, not hashed"
 
 
-def _inspect(session, resolution: Resolution, allow_outside: bool, now, findings: list) -> tuple[int | None, int | None]:
+def _inspect(session_age, resolution: Resolution, allow_outside: bool, findings: list) -> tuple[int | None, int | None]:
     """Findings that need no reading; returns (permission bits, the file's size when it may be opened, else None)."""
     pointer = resolution.pointer
     if pointer.path is None and pointer.artifact_name is None:
         findings.append(Finding(NOT_PERSISTED, ERROR, pointer, _why_not_persisted(pointer)))
         return None, None
     if not resolution.exists:
-        findings.append(Finding(MISSING, ERROR, pointer, _why_missing(session, resolution, now)))
+        findings.append(Finding(MISSING, ERROR, pointer, _why_missing(resolution, session_age)))
         return None, None
     if not resolution.inside:
         opened = "opened because --allow-outside was given" if allow_outside else "not opened"
@@ -278,11 +280,12 @@ def _why_not_persisted(pointer: SpillPointer) -> str:
     return "never written: the stub names no file"
 
 
-def _why_missing(session: LoadedSession, resolution: Resolution, now: datetime | None) -> str:
+def _why_missing(resolution: Resolution, session_age) -> str:
+    """Why a pointed file is not here; `session_age()` gives the session's age in seconds (or None)."""
     pointer = resolution.pointer
     where = f"not found as written nor under {resolution.searched} candidate places"
-    age = _session_age_seconds(session, now)
-    if _is_qwen(pointer.agent) and age is not None and age > QWEN_CLEANUP_SECONDS:
+    age = session_age() if _is_qwen(pointer.agent) else None
+    if age is not None and age > QWEN_CLEANUP_SECONDS:
         return f"{where}; likely cleaned up: Qwen removes spill files after 24 hours and the session is {age / 86400:.1f} days old"
     if pointer.anchor:
         return f"{where}; set AUTOBOT_TOOL_OUTPUT_SPILL_ROOT or pass --spill-root to AutoBot's spill directory"
@@ -318,7 +321,8 @@ def _spilled_bytes(checks: Sequence[FileCheck]) -> int:
 def _orphans(checks: Sequence[FileCheck], locator: SpillLocator, agent: str) -> tuple[str, ...]:
     """Regular files in the spill directories (where pointed files live, and the reader's roots) nobody names.
 
-    The agent's own bookkeeping files there (Qwen's logs.json…) are not spill files.
+    The agent's own bookkeeping files there (Qwen's logs.json…) are not spill files. An entry that is a
+    regular file (not a symlink) is named by its directory's real path and its name: its real path.
     """
     named = {str(check.resolution.real) for check in checks if check.resolution.real is not None}
     directories = {check.resolution.found.parent for check in checks
@@ -330,10 +334,11 @@ def _orphans(checks: Sequence[FileCheck], locator: SpillLocator, agent: str) -> 
             entries = list(os.scandir(directory))
         except OSError:
             continue
+        real_directory = os.path.realpath(directory)
         for entry in entries:
             if _is_qwen(agent) and QWEN_OWN_FILES.fullmatch(entry.name):
                 continue
-            if entry.is_file(follow_symlinks=False) and os.path.realpath(entry.path) not in named:
+            if entry.is_file(follow_symlinks=False) and os.path.join(real_directory, entry.name) not in named:
                 orphans.append(entry.path)
     return tuple(sorted(orphans))
 

@@ -20,8 +20,16 @@ from pathlib import Path
 from doctor.core.analysis import RetentionAnalysis
 from doctor.core.parts import field as part_field
 from doctor.core.result_table import function_response_of, raw_result_text
-from doctor.core.sentinels import BATCH_OFFLOAD, IN_TOOL_TRUNCATION, NONE, parse_stub, sentinel_kind, stub_preview_head
-from doctor.sources.autobot import find_anchors
+from doctor.core.sentinels import (
+    BATCH_OFFLOAD,
+    IN_TOOL_TRUNCATION,
+    NONE,
+    SENTINEL_PREFIXES,
+    parse_stub,
+    sentinel_kind,
+    stub_preview_head,
+)
+from doctor.sources.autobot import ANCHOR_PREFIX, find_anchors
 from doctor.sources.base import LoadedSession, SourceError
 from doctor.sources.jsonl import loads, read_document
 from doctor.spill.marker_scan import lines_mentioning_pointers
@@ -124,8 +132,17 @@ def pointer_kind(agent: str, layer: str, path: str | None) -> str:
     return QWEN_PERSISTED
 
 
+def may_name_pointers(text: str) -> bool:
+    """Whether `pointers_in_text` can find anything in `text`: a stub starts with a sentinel prefix
+    (`sentinel_kind` is NONE for any other text) and an AutoBot anchor holds ANCHOR_PREFIX. The file
+    scan tests every string of a record with this before the stub parser and the anchor regex."""
+    return text.startswith(SENTINEL_PREFIXES) or ANCHOR_PREFIX in text
+
+
 def pointers_in_text(agent: str, text: str, **context) -> list[SpillPointer]:
     """Pointers a single result text names (a stub's paths, or AutoBot anchors)."""
+    if not may_name_pointers(text):
+        return []
     layer = sentinel_kind(text)
     pointers = []
     if layer != NONE:
@@ -146,7 +163,8 @@ def pointers_in_text(agent: str, text: str, **context) -> list[SpillPointer]:
                                              preview_head=preview if index == 0 else None, **common))
             if not stub.paths and (stub.note or layer == BATCH_OFFLOAD):
                 pointers.append(SpillPointer(kind=pointer_kind(agent, layer, None), path=None, note=stub.note, **common))
-    for anchor in dict.fromkeys(a.text for a in find_anchors(text)):
+    anchors = find_anchors(text) if ANCHOR_PREFIX in text else ()  # the regex only where it can match
+    for anchor in dict.fromkeys(a.text for a in anchors):
         pointers.append(SpillPointer(agent=agent, kind=AUTOBOT, path=None, anchor=anchor,
                                      artifact_name=find_anchors(anchor)[0].artifact_name, **context))
     return pointers
@@ -155,21 +173,60 @@ def pointers_in_text(agent: str, text: str, **context) -> list[SpillPointer]:
 def pointers_for(session: LoadedSession, analysis: RetentionAnalysis | None) -> list[SpillPointer]:
     """All pointers of a session: model-visible ones in result order, then side-channel ones."""
     merged: dict[tuple, SpillPointer] = {}
-    ordinal_of_call = analysis.calls() if analysis is not None else {}
+    first_naming: dict[str, tuple] = {}  # a file's path or anchor -> the key of the first pointer to it in `merged`
+    calls = _CallOrdinals(analysis)
     for row in analysis.with_stubs() if analysis is not None else ():
         for pointer in _pointers_of_stub(session.agent, row):
-            merged.setdefault(_key(pointer), pointer)
+            key = _key(pointer)
+            if key not in merged:
+                _add(merged, first_naming, key, pointer)
     for pointer in _evidence(session):
-        if pointer.call_id in ordinal_of_call and pointer.ordinal is None:
-            ordinal, tool = ordinal_of_call[pointer.call_id]
-            pointer = replace(pointer, ordinal=ordinal, tool=pointer.tool or tool)
-        key = _key(pointer)
-        known = merged.get(key) or _same_file(merged, pointer)
+        # A side-channel copy of a file already known only enriches that pointer, which reads neither the
+        # copy's ordinal nor its tool, and the copy's key leaves its ordinal out (_key): so the ordinal of
+        # its call is looked up only when it is added, or its key holds the ordinal.
+        known = _known_copy(merged, first_naming, pointer)
         if known is None:
-            merged[key] = pointer
+            pointer = calls.placed(pointer)
+            known = merged.get(_key(pointer)) or _same_file(merged, first_naming, pointer)
+        if known is None:
+            _add(merged, first_naming, _key(pointer), pointer)
         else:
             merged[_key(known)] = _enrich(known, pointer)
     return sorted(merged.values(), key=lambda p: (p.ordinal is None, p.ordinal or 0))
+
+
+class _CallOrdinals:
+    """The ordinal and tool of the result answering a call, from the analysis, made when first asked."""
+
+    def __init__(self, analysis: RetentionAnalysis | None) -> None:
+        self._analysis = analysis
+        self._of_call: dict[str, tuple[int, str]] | None = None
+
+    def placed(self, pointer: SpillPointer) -> SpillPointer:
+        """`pointer` with the ordinal (and, if it has none, the tool) of its call's result, when it lacks one."""
+        if pointer.call_id is None or pointer.ordinal is not None or self._analysis is None:
+            return pointer
+        if self._of_call is None:
+            self._of_call = self._analysis.calls()
+        if pointer.call_id not in self._of_call:
+            return pointer
+        ordinal, tool = self._of_call[pointer.call_id]
+        return replace(pointer, ordinal=ordinal, tool=pointer.tool or tool)
+
+
+def _known_copy(merged: dict, first_naming: dict, pointer: SpillPointer) -> SpillPointer | None:
+    """The known pointer a side-channel copy of a named file enriches, found without its ordinal (None:
+    not known, or the copy is a model-visible result or names no file, whose key holds the ordinal)."""
+    if pointer.source == FROM_RESULT or (pointer.path or pointer.anchor) is None:
+        return None
+    return merged.get(_key(pointer)) or _same_file(merged, first_naming, pointer)
+
+
+def _add(merged: dict, first_naming: dict, key: tuple, pointer: SpillPointer) -> None:
+    merged[key] = pointer
+    target = pointer.path or pointer.anchor
+    if target is not None:
+        first_naming.setdefault(target, key)
 
 
 def _pointers_of_stub(agent: str, row) -> list[SpillPointer]:
@@ -198,25 +255,30 @@ def _key(pointer: SpillPointer) -> tuple:
     return (target, pointer.ordinal if pointer.source == FROM_RESULT else None)
 
 
-def _same_file(merged: dict, pointer: SpillPointer) -> SpillPointer | None:
-    """The model-visible pointer to the file a side-channel copy names, so the copy only enriches it."""
+def _same_file(merged: dict, first_naming: dict, pointer: SpillPointer) -> SpillPointer | None:
+    """The model-visible pointer to the file a side-channel copy names, so the copy only enriches it:
+    the first one in `merged` naming the same path or anchor (enriching never changes either)."""
     target = pointer.path or pointer.anchor
     if target is None:
         return next((p for p in merged.values() if p.path is None and p.anchor is None
                      and p.call_id == pointer.call_id and p.kind == pointer.kind), None)
-    return next((p for p in merged.values() if (p.path or p.anchor) == target), None)
+    key = first_naming.get(target)
+    return None if key is None else merged[key]
 
 
 def _enrich(known: SpillPointer, seen: SpillPointer) -> SpillPointer:
-    """Fill what the known pointer lacks from another sighting of the same file."""
-    return replace(
-        known,
+    """Fill what the known pointer lacks from another sighting of the same file (`known` itself when
+    the sighting adds nothing)."""
+    filled = dict(
         declared_bytes=known.declared_bytes if known.declared_bytes is not None else seen.declared_bytes,
         preview_head=known.preview_head if known.preview_head is not None else seen.preview_head,
         sha256=known.sha256 or seen.sha256,
         declared_kb=known.declared_kb if known.declared_kb is not None else seen.declared_kb,
         call_id=known.call_id or seen.call_id,
     )
+    if all(getattr(known, name) is value for name, value in filled.items()):
+        return known
+    return replace(known, **filled)
 
 
 # -- the session file scan ---------------------------------------------------------
@@ -295,9 +357,14 @@ def _walk(agent: str, value: object, call_id: str | None, source: str) -> Iterat
     while stack:
         item, call, where = stack.pop()
         if isinstance(item, str):
-            yield from pointers_in_text(agent, item, call_id=call, source=where)
+            if may_name_pointers(item):  # most strings of a record are not stubs: no call for them
+                yield from pointers_in_text(agent, item, call_id=call, source=where)
         elif isinstance(item, dict):
-            call = next((item[k] for k in _CALL_ID_KEYS if isinstance(item.get(k), str)), call)
+            for name in _CALL_ID_KEYS:
+                named = item.get(name)
+                if isinstance(named, str):
+                    call = named
+                    break
             persisted = item.get("persistedOutputPath")
             if isinstance(persisted, str):
                 size = item.get("persistedOutputSize")

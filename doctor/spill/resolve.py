@@ -72,9 +72,15 @@ def is_within(path: Path, root: Path) -> bool:
 
 
 def written_parts(path: str) -> tuple[str, ...]:
-    """The components of a written path, Windows or POSIX, without the anchor."""
-    pure = PureWindowsPath(path) if "\\" in path and "/" not in path else PurePosixPath(path)
-    return tuple(part for part in pure.parts if part not in (pure.anchor, "/", "\\"))
+    """The components of a written path, Windows or POSIX, without the anchor.
+
+    A POSIX path's are what `PurePosixPath(path).parts` holds after its anchor ("/" or "//"): the
+    non-empty names between slashes other than ".", split here without building the path object
+    (tests/spill/test_resolve_cache.py holds the two equal)."""
+    if "\\" in path and "/" not in path:
+        pure = PureWindowsPath(path)
+        return tuple(part for part in pure.parts if part not in (pure.anchor, "/", "\\"))
+    return tuple(part for part in path.split("/") if part and part != "." and part != "\\")
 
 
 def agent_root(path: str) -> Path | None:
@@ -88,7 +94,12 @@ def agent_root(path: str) -> Path | None:
 
 
 class SpillLocator:
-    """Resolves pointers for one session; built once, used for every pointer."""
+    """Resolves pointers for one session; built once, used for every pointer of one audit.
+
+    It remembers what it saw of the directories it looked in (which bases are directories, which
+    candidate directories are not), so the pointers of a session, which mostly share a few
+    directories, cost a few system calls each; a new audit makes a new locator and looks afresh.
+    """
 
     def __init__(
         self,
@@ -104,6 +115,9 @@ class SpillLocator:
         self.beside = (dump_dir, dump_dir / "tmp") if dump_dir is not None else ()
         self.dump_dir = dump_dir
         self._env = os.environ if env is None else env
+        self._groups = tuple((self.explicit, self.beside, self.session_roots))
+        self._group_directories: dict[int, list[tuple[Path, str]]] = {}  # bases that are directories, with "<base>/"
+        self._is_directory: dict[str, bool] = {}
 
     @property
     def bases(self) -> tuple[Path, ...]:
@@ -115,15 +129,15 @@ class SpillLocator:
             return self._resolve_relative(pointer, autobot_roots(self.bases, self._env, self.dump_dir))
         if pointer.path is None:
             return Resolution(pointer, None, None, False, (), 0)
-        parts = written_parts(pointer.path)
+        suffixes = _suffixes(written_parts(pointer.path))
         searched = 0
-        for bases in (self.explicit, self.beside, self.session_roots):
-            found, base, tried = _by_suffix(parts, bases)
+        for group in range(len(self._groups)):
+            found, base, tried = self._by_suffix(suffixes, group)
             searched += tried
             if found is not None:
                 return self._resolution(pointer, found, (base,), searched)
         searched += 1
-        if os.path.lexists(pointer.path):
+        if self._lexists(pointer.path):
             root = agent_root(pointer.path)
             return self._resolution(pointer, Path(pointer.path), (root,) if root else (), searched)
         return Resolution(pointer, None, None, False, (), searched)
@@ -141,21 +155,47 @@ class SpillLocator:
         remapped = pointer.path is not None and os.path.normpath(found) != os.path.normpath(pointer.path)
         return Resolution(pointer, found, Path(os.path.realpath(found)), remapped, allowed, searched)
 
+    def _by_suffix(self, suffixes: list[tuple[tuple[str, ...], str]], group: int) -> tuple[Path | None, Path | None, int]:
+        """The first of `suffixes` (see `_suffixes`) that exists under one of the group's bases, and how
+        many candidates that took. A candidate is the base's path with "/" and the suffix (what
+        `base.joinpath` gives), built as a string; only the one found becomes a Path."""
+        bases = self._group_directories.get(group)
+        if bases is None:
+            bases = self._group_directories[group] = [
+                (base, str(base).rstrip("/") + "/") for base in self._groups[group] if base.is_dir()]
+        tried = 0
+        for suffix, relative in suffixes if bases else ():
+            within = relative[: -len(suffix[-1]) - 1]  # the candidate's directory below the base ("" for none)
+            for base, prefix in bases:
+                tried += 1
+                if within and not self._is_a_directory(prefix + within):
+                    continue  # so the candidate cannot exist
+                if os.path.lexists(prefix + relative):
+                    return base.joinpath(*suffix), base, tried
+        return None, None, tried
 
-def _by_suffix(parts: tuple[str, ...], bases: Iterable[Path]) -> tuple[Path | None, Path | None, int]:
-    """The longest suffix of `parts` that exists under one of `bases` (never climbing out with `..`)."""
-    bases = [base for base in bases if base.is_dir()]
-    tried = 0
-    for start in range(1, len(parts)):
-        suffix = parts[start:]
-        if ".." in suffix:
-            continue
-        for base in bases:
-            tried += 1
-            candidate = base.joinpath(*suffix)
-            if os.path.lexists(candidate):
-                return candidate, base, tried
-    return None, None, tried
+    def _lexists(self, path: str) -> bool:
+        """`os.path.lexists(path)`, answered False without a system call when this locator already found
+        the path's directory not to be one."""
+        directory = os.path.dirname(path)
+        if directory and directory != path and not self._is_a_directory(directory):
+            return False
+        return os.path.lexists(path)
+
+    def _is_a_directory(self, path: str) -> bool:
+        """`os.path.isdir(path)`, asked once per locator. Only a False answer is relied on, to skip the
+        entries under `path`: reaching an entry needs its directory to resolve to a directory, so
+        none can exist (a True answer only means the entry itself is then looked up)."""
+        known = self._is_directory.get(path)
+        if known is None:
+            known = self._is_directory[path] = os.path.isdir(path)
+        return known
+
+
+def _suffixes(parts: tuple[str, ...]) -> list[tuple[tuple[str, ...], str]]:
+    """The suffixes of a written path's parts a moved file is looked for by, longest first, without the
+    whole path and without any that climbs out with `..`; each with its parts joined by "/"."""
+    return [(parts[start:], "/".join(parts[start:])) for start in range(1, len(parts)) if ".." not in parts[start:]]
 
 
 def autobot_roots(bases: Iterable[Path], env: Mapping[str, str], dump_dir: Path | None) -> tuple[Path, ...]:
