@@ -76,7 +76,7 @@ def written_parts(path: str) -> tuple[str, ...]:
 
     A POSIX path's are what `PurePosixPath(path).parts` holds after its anchor ("/" or "//"): the
     non-empty names between slashes other than ".", split here without building the path object
-    (tests/spill/test_resolve_cache.py holds the two equal)."""
+    (tests/spill/test_audit_shortcuts.py holds the two equal)."""
     if "\\" in path and "/" not in path:
         pure = PureWindowsPath(path)
         return tuple(part for part in pure.parts if part not in (pure.anchor, "/", "\\"))
