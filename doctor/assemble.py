@@ -148,23 +148,31 @@ def session_settings(session: LoadedSession, options: ReportOptions) -> Resolved
 
 
 def session_analysis(session: LoadedSession, options: ReportOptions, history: Iterable | None = None,
-                     ui_history: Iterable | None = None) -> tuple[ResolvedSettings, RetentionAnalysis | None, str | None]:
+                     ui_history: Iterable | None = None, *, measure_ui: bool = True,
+                     ) -> tuple[ResolvedSettings, RetentionAnalysis | None, str | None]:
     """The settings that judge the session, the analysis, and why it is unavailable when it is:
     what `report_for_session` puts in the report. `history`, `ui_history`: Contents and UI items to
-    measure instead of the session's own (`doctor whatif` measures the session replayed under other limits)."""
+    measure instead of the session's own (`doctor whatif` measures the session replayed under other limits).
+    `measure_ui=False`: the UI history is not read at all (the analysis then has none, `ui` None): for
+    `doctor scan`, which stores no UI figure, and for which reading it was a tenth of the reader's work."""
     resolved = session_settings(session, options)
     history = session.history_to_measure() if history is None else history
-    ui_history = session.ui_history_to_measure() if ui_history is None else ui_history
+    if not measure_ui:
+        ui_history = None
+    elif ui_history is None:
+        ui_history = session.ui_history_to_measure()
     analysis, unavailable = analyse(history, ui_history, resolved,
                                     turns_marked=session.turns_marked, measure=measure_for(session.agent))
     return resolved, analysis, unavailable
 
 
 def report_for_session(session: LoadedSession, options: ReportOptions, *, spill=None, process=None,
-                       history: Iterable | None = None, ui_history: Iterable | None = None) -> MemoryReport:
+                       history: Iterable | None = None, ui_history: Iterable | None = None,
+                       measure_ui: bool = True) -> MemoryReport:
+    """What `doctor memory` reports of a session (`measure_ui`: see `session_analysis`)."""
     from doctor.report.model import MemoryReport, SourceInfo
 
-    resolved, analysis, unavailable = session_analysis(session, options, history, ui_history)
+    resolved, analysis, unavailable = session_analysis(session, options, history, ui_history, measure_ui=measure_ui)
     return MemoryReport(
         source=SourceInfo(
             kind="file",

@@ -3,7 +3,8 @@
 It runs in a worker process (local pool or Dask), so it takes and returns picklable
 data only and never touches the database. It goes through the same path as
 `doctor memory` (reader → analysis → spill audit), so a scanned session has the
-figures `doctor memory` shows for it. No payload text leaves the job: names, sizes,
+figures `doctor memory` shows for it (all but the UI history's, which the scan stores none of and
+so leaves unread). No payload text leaves the job: names, sizes,
 counts, layers and budgets only. A file that cannot be read is an outcome with a
 reason, never an exception: one bad file must not stop a scan of thousands.
 """
@@ -73,7 +74,7 @@ def _scan_path(job: FileJob, path: Path, *, audit: bool) -> FileOutcome:
             raise  # garbage, an empty or a torn file: maybe a damaged session, so skipped and counted
         return FileOutcome(job.key, job.shown, NOT_SESSION, reason=_reason(exc))
     options = job.options or ReportOptions()
-    report = report_for_session(session, options)
+    report = report_for_session(session, options, measure_ui=False)  # the scan stores no UI-history figure
     findings = _spill_findings(session, report) if audit else None
     outcome = _outcome(job, session, report, findings)
     if job.replay:

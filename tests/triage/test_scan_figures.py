@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from triage_support import RECORDINGS, memory_json, run_cli
+from triage_support import RECORDINGS, memory_json, run_cli, table
 
 # Each scripted model's text-only step ends one prompt's turn: these recordings had that many prompts.
 TYPED = {
@@ -149,3 +149,22 @@ def test_a_broken_zip_is_judged_as_a_zip(capsys, tmp_path: Path) -> None:
     assert code == 3, err
     [skipped] = json.loads(out)["totals"]["skipped"]
     assert skipped["reason"].startswith("not a readable zip archive (") and "tar" not in skipped["reason"]
+
+
+def test_the_scan_does_not_read_the_ui_history_it_stores_nothing_of(capsys, tmp_path: Path, monkeypatch) -> None:
+    """`doctor scan` stores no UI-history figure, so its job leaves the UI history unread (on the
+    benchmark corpus, a tenth of the reader's work): a session whose UI history cannot be read scans
+    to the figures `doctor memory` gives of it."""
+    from doctor.sources.base import LoadedSession
+
+    path = RECORDINGS / "qwen" / "ui-history" / "session.jsonl"
+    retention = memory_json(capsys, path)["toolResultRetention"]
+
+    def unreadable(session) -> None:
+        raise RuntimeError("the scan read the UI history")
+
+    monkeypatch.setattr(LoadedSession, "ui_history_to_measure", unreadable)
+    data = _json(capsys, "--db", tmp_path / "t.duckdb", path)
+    assert data["totals"]["injected_chars"] == retention["totalChars"] > 0
+    assert table(tmp_path / "t.duckdb", "SELECT status, tool_results, oversized FROM files JOIN sessions "
+                 "ON file_key = session_key") == [("ok", retention["toolResultCount"], retention["oversizedResultCount"])]
