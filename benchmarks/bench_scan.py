@@ -7,7 +7,7 @@ All in one run, each measurement a fresh subprocess of this interpreter:
 - single reader: one process reads every session file in turn with doctor's reader and analysis
   (`open_session` + `report_for_session`: `doctor memory`'s figures without its spill audit), MB/s
   over the bytes read; a sample is also put through the scan's whole per-file job (`scan_file`: +
-  spill audit, rows) to show the job's own overhead;
+  spill audit, rows; the UI history, of which the scan stores nothing, left unread) to show the job's own cost;
 - scan: `doctor scan --db NEW CORPUS` with the local pool on all cores (and --jobs 1 on request);
   goal: corpus MB/s >= 0.8 x cores x single-reader MB/s; printed beside it, the same ratio against
   what `doctor memory FILE` computes per file (the reader and the spill audit, as the scan's job);
