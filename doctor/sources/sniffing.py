@@ -6,6 +6,12 @@ outline is read as a stream: objects keep every key, strings keep their first `K
 arrays their first `KEEP_ITEMS` items, and everything else is skipped as it is scanned, never held in
 memory. A value cut off by the end of the file (a torn line) or by the scan budget is outlined as far
 as it goes; an invalid line is skipped to the next newline.
+
+Past the head most records are short lines (a Codex rollout whose first record holds long instructions):
+a line that ends within the chunk the scanner would read first, and that the stdlib parser reads as the
+scanner would, is parsed whole and outlined from its value (`_outline`, the same outline); any other
+goes to the scanner, which starts from that chunk. Container skipping (`_skip_value`) asks the C scan
+(`rawjson.scan_value`) first where the chunk holds the whole container.
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO, Iterator
 
+from doctor.core import rawjson
 from doctor.sources.base import open_session_file
 from doctor.sources.jsonl import loads
 
@@ -35,6 +42,8 @@ _STRING_STOP = re.compile(rb'["\\]')
 _SKIP_RUN = re.compile(rb'(?:[^"\[\]{}]++|"(?:[^"\\]++|\\.)*+")*+')
 _TOKEN = re.compile(rb"-?[0-9][0-9.eE+-]*|true|false|null")
 _WHITESPACE = b" \t\r\n"
+_BLANK = re.compile(rb"[ \t\r\n]*")
+_NEVER_SHORTEN = 1 << 62  # rawjson.scan_value's shortening threshold: no string is that long
 _TOKEN_LOOKAHEAD = 400  # longer numbers are cut (their outline is then invalid: fine for sniffing)
 
 
@@ -105,7 +114,15 @@ class Head:
                 self._stream_at = self._offset  # the head ended on a line's end, the file goes on
         with open_session_file(self.path) as handle:
             handle.seek(self._stream_at)
-            scanner = _Scanner(handle, MAX_SCAN_BYTES - self._scanned)
+            budget = MAX_SCAN_BYTES - self._scanned
+            chunk = handle.read(CHUNK) if budget > 0 else b""  # what the scanner's first fill reads
+            line = _whole_line(chunk)
+            if line is not None:
+                self._values.append(_outline(line[0]))
+                self._scanned += len(chunk)
+                self._stream_at += line[1]
+                return
+            scanner = _Scanner(handle, budget, chunk)
             values = scanner.values(1)
             self._scanned += scanner.scanned
             self._stream_at += scanner.consumed()
@@ -129,12 +146,12 @@ def outline_values(handle: BinaryIO, count: int) -> list:
 class _Scanner:
     """A forward-only JSON scanner over a file, holding one chunk at a time."""
 
-    def __init__(self, handle: BinaryIO, budget: int = MAX_SCAN_BYTES):
-        self.handle = handle
+    def __init__(self, handle: BinaryIO, budget: int = MAX_SCAN_BYTES, read: bytes = b""):
+        self.handle = handle  # `read`: the bytes already read from it (its first fill)
         self.budget = budget
-        self.buffer = b""
+        self.buffer = read
         self.at = 0
-        self.scanned = 0
+        self.scanned = len(read)
         self.ended = False  # the input (or the budget) ended inside a value, or after the last one
         self.roots: list = []  # containers being filled, outermost first: what a cut-off value outlines to
 
@@ -315,6 +332,11 @@ class _Scanner:
         if byte not in b"[{":
             self._token()  # (a stray `]`, `}`, `,` or `:` is no token: _Invalid)
             return
+        if rawjson.accelerated:  # a container the chunk holds whole, as the C scan follows it: its end at once
+            scanned = rawjson.scan_value(self.buffer, self.at, len(self.buffer), _NEVER_SHORTEN)
+            if scanned is not None:
+                self.at = scanned[0]
+                return
         self.at += 1
         depth = 1
         while depth:
@@ -343,6 +365,43 @@ class _Scanner:
             return json.loads(match.group())
         except ValueError:
             raise _Invalid from None
+
+
+def _whole_line(chunk: bytes) -> tuple[object, int] | None:
+    """(value, bytes up to and with its newline) of the next line of `chunk` holding a value (past the
+    newline the last value ended at, and blank lines), when the chunk holds it whole (or it ends the
+    file) and the stdlib parser reads it as the scanner would: a single value, no NaN or Infinity (no
+    token for the scanner), nothing the parser refuses. None: let the scanner read."""
+    start = _BLANK.match(chunk).end()
+    newline = chunk.find(b"\n", start)
+    if newline < 0 and len(chunk) == CHUNK:
+        return None  # the line goes on past the chunk
+    end = len(chunk) if newline < 0 else newline
+    if start == end:
+        return None  # nothing but whitespace to the end of the file
+    try:
+        # decoded here, strictly: json.loads would guess UTF-16 or skip a BOM in bytes, where the scanner does not
+        return json.loads(chunk[start:end].decode(), parse_constant=_no_constant), end + 1
+    except (ValueError, RecursionError):
+        return None
+
+
+def _no_constant(name: str):
+    raise ValueError(f"{name} is not JSON")
+
+
+def _outline(value, depth: int = 0):
+    """What the scanner outlines of `value` (an exact parse): strings and keys cut to KEEP_CHARS, arrays to
+    KEEP_ITEMS items, nothing below MAX_DEPTH (tests/sources/test_detection.py holds the two equal)."""
+    if depth > MAX_DEPTH:
+        return None
+    if isinstance(value, dict):
+        return {key[:KEEP_CHARS]: _outline(item, depth + 1) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_outline(item, depth + 1) for item in value[:KEEP_ITEMS]]
+    if isinstance(value, str):
+        return value[:KEEP_CHARS]
+    return value
 
 
 def _backslashes_before(buffer: bytes, end: int, start: int) -> int:

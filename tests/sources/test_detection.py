@@ -198,3 +198,26 @@ def test_head_values_read_one_at_a_time_match_the_model(tmp_path_factory, values
         expected = [expected_outline(json.loads(json.dumps(value))) for value in values]
         assert model == expected[:2] + [None] + expected[2:]
 
+
+
+# Lines the stdlib parser and the scanner could read differently, each of which must outline as the scanner does.
+ODD_LINES = [b"NaN", b"[1, Infinity]", b"-Infinity", b'\xef\xbb\xbf{"a": 1}', b'{"a": 1} {"b": 2}', b"01", b"1e400",
+             b"123456789012345678901234567890", b'"\\ud800 lone"', b'"tab\there"', b'{"k": "\xff"}', b"   ", b"",
+             b'\x00{"a": 1}', b'{"a": 1}\r', b"[" * 3000 + b"]" * 3000, b'{"' + b"k" * 300 + b'": [' + b"1," * 20 + b"1]}",
+             b'{"a": 1, "a": [2], "b": {"c": {"d": {"e": {"f": {"g": {"h": {"i": {"j": 1}}}}}}}}}']
+
+
+@given(st.lists(json_values.map(lambda value: json.dumps(value, ensure_ascii=False).encode())
+                | st.sampled_from(ODD_LINES), min_size=1, max_size=8))
+def test_lines_past_the_head_outline_as_the_scanner_does(tmp_path_factory, lines):
+    """Past the head, a line the first chunk holds whole is parsed and outlined (`sniffing._outline`)
+    instead of scanned: whatever the line, the Head gives what the scanner gives."""
+    data = b'{"first": "' + b"x" * 100 + b'"}\n' + b"\n".join(lines) + b"\n"
+    path = tmp_path_factory.mktemp("past") / "values.jsonl"
+    path.write_bytes(data)
+    original, sniffing.HEAD_BYTES = sniffing.HEAD_BYTES, 16  # the first line runs past the head
+    try:
+        head = Head.read(path).values(len(lines) + 2)
+    finally:
+        sniffing.HEAD_BYTES = original
+    assert head == outline_values(io.BytesIO(data), len(lines) + 2)
