@@ -14,13 +14,13 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from doctor.sources.jsonl import LINE_CAP
+
+from .peak_support import doctor_with_peak
 
 ROOT = Path(__file__).resolve().parents[2]
 RECORDINGS = ROOT / "tests" / "recordings"
@@ -30,15 +30,6 @@ GIB = 1 << 30
 BOUND = 200 * MIB
 # The exit code of a report whose input had a part it could not read.
 PARTIAL_INPUT = 3
-# Runs doctor's CLI in a fresh interpreter and writes its own peak resident set (VmHWM, KiB) at exit.
-RUN = """import atexit, os, sys
-def peak():
-    with open('/proc/self/status') as status, open(os.environ['DOCTOR_TEST_PEAK'], 'w') as out:
-        out.write(next(line for line in status if line.startswith('VmHWM')).split()[1])
-atexit.register(peak)
-from doctor.cli import main
-sys.exit(main(sys.argv[1:]))
-"""
 
 SESSIONS = {  # a real recording of each reader's format
     "qwen": RECORDINGS / "qwen/multi-turn/session.jsonl",
@@ -53,17 +44,6 @@ DOCUMENTS = {  # one JSON document per file: the document itself is what the cap
 }
 
 
-def _doctor(tmp_path: Path, *args: str, stdin: bytes = b"") -> tuple[subprocess.CompletedProcess, int]:
-    """(the run, its peak RSS in bytes)."""
-    peak = tmp_path / "peak"
-    env = {**os.environ, "DOCTOR_TEST_PEAK": str(peak), "HOME": str(tmp_path / "home"),
-           "XDG_CACHE_HOME": str(tmp_path / "cache")}
-    done = subprocess.run([sys.executable, "-c", RUN, *args], input=stdin, capture_output=True, env=env,
-                          cwd=tmp_path, timeout=300)
-    assert b"Traceback" not in done.stderr, done.stderr.decode()[-2000:]
-    return done, int(peak.read_text()) * 1024
-
-
 def _with_tail(source: Path, target: Path, tail: int) -> Path:
     """`source` copied with `tail` NUL bytes after it, as a sparse file."""
     target.write_bytes(source.read_bytes())
@@ -73,7 +53,7 @@ def _with_tail(source: Path, target: Path, tail: int) -> Path:
 
 
 def _report(tmp_path: Path, path: Path, agent: str) -> tuple[dict, int, int]:
-    done, peak = _doctor(tmp_path, "memory", "--json", "--agent", agent, str(path))
+    done, peak = doctor_with_peak(tmp_path, "memory", "--json", "--agent", agent, str(path))
     return json.loads(done.stdout), done.returncode, peak
 
 
@@ -96,7 +76,7 @@ def test_a_nul_run_past_the_cap_after_a_session_is_measured_not_read(tmp_path, a
 @pytest.mark.parametrize("agent", sorted(DOCUMENTS))
 def test_a_one_document_file_past_the_cap_is_refused_in_one_line(tmp_path, agent):
     path = _with_tail(DOCUMENTS[agent], tmp_path / f"crashed{DOCUMENTS[agent].suffix}", 512 * MIB)
-    done, peak = _doctor(tmp_path, "memory", "--json", "--agent", agent, str(path))
+    done, peak = doctor_with_peak(tmp_path, "memory", "--json", "--agent", agent, str(path))
     assert peak < BOUND, f"peak RSS {peak / MIB:,.0f} MiB"
     message = done.stderr.decode()
     assert done.returncode == 2 and message.count("\n") == 1, message
@@ -127,7 +107,7 @@ def test_three_gib_of_nul_bytes_after_a_session_end_in_no_memory_error(tmp_path)
 
 def _status_line(tmp_path: Path, agent: str, transcript: Path) -> tuple[str, int]:
     payload = {"session_id": "s", "transcript_path": str(transcript), "cwd": str(tmp_path)}
-    done, peak = _doctor(tmp_path, "statusline", agent, stdin=json.dumps(payload).encode())
+    done, peak = doctor_with_peak(tmp_path, "statusline", agent, stdin=json.dumps(payload).encode())
     assert done.returncode == 0 and done.stdout.decode().count("\n") == 1
     return done.stdout.decode(), peak
 
@@ -165,8 +145,8 @@ def test_spill_show_pages_a_giant_line_in_bounded_memory(tmp_path):
         handle.truncate(path.stat().st_size + 1 * GIB)
         handle.seek(0, os.SEEK_END)
         handle.write(b"last words\n")
-    done, peak = _doctor(tmp_path, "spill", "show", "--allow-outside", str(path), "--offset", "9999", "--limit", "2")
+    done, peak = doctor_with_peak(tmp_path, "spill", "show", "--allow-outside", str(path), "--offset", "9999", "--limit", "2")
     assert done.returncode == 0 and peak < BOUND, f"peak RSS {peak / MIB:,.0f} MiB"
     assert done.stdout.startswith(b"first line of output\n\\x00")
-    done, peak = _doctor(tmp_path, "spill", "show", "--allow-outside", str(path), "--grep", "last words")
+    done, peak = doctor_with_peak(tmp_path, "spill", "show", "--allow-outside", str(path), "--grep", "last words")
     assert done.returncode == 0 and peak < BOUND and b"last words" in done.stdout
