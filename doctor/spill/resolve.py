@@ -115,7 +115,7 @@ class SpillLocator:
         self.beside = (dump_dir, dump_dir / "tmp") if dump_dir is not None else ()
         self.dump_dir = dump_dir
         self._env = os.environ if env is None else env
-        self._groups = tuple((self.explicit, self.beside, self.session_roots))
+        self._groups = (self.explicit, self.beside, self.session_roots)
         self._group_directories: dict[int, list[tuple[Path, str]]] = {}  # bases that are directories, with "<base>/"
         self._is_directory: dict[str, bool] = {}
 
