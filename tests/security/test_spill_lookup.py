@@ -17,22 +17,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.spill.recording_copies import qwen_copy
+
 from .peak_support import doctor_with_peak
-
-GATE = Path(__file__).resolve().parents[1] / "recordings" / "qwen" / "persist-gate"
-
-
-def _copy(tmp_path: Path) -> Path:
-    """The recording copied with Qwen's 0600 modes, its recorded spill paths made unreachable as written."""
-    gate = tmp_path / "gate"
-    shutil.copytree(GATE, gate)
-    for path in (gate / "tmp").rglob("*"):
-        if path.is_file():
-            path.chmod(0o600)
-    session = gate / "session.jsonl"
-    session.write_text(session.read_text(encoding="utf-8").replace("/home/.qwen/tmp/", "/gone/.qwen/tmp/"),
-                       encoding="utf-8")
-    return gate
 
 
 def _link_outside(directory: Path, tmp_path: Path) -> None:
@@ -55,7 +42,7 @@ def _loop(directory: Path, tmp_path: Path) -> None:
 @pytest.mark.parametrize("plant, kind", [(_link_outside, "outside-root"), (_fifo, "missing"), (_loop, "missing")],
                          ids=["link-outside", "fifo", "loop"])
 def test_what_replaces_a_spill_directory_is_reported_never_opened(tmp_path, plant, kind):
-    gate = _copy(tmp_path)
+    gate = qwen_copy("persist-gate", tmp_path)
     [grep_file] = (gate / "tmp").glob("grep_search_*.output")
     plant(gate / "tmp" / "tool-results", tmp_path)
     done, _ = doctor_with_peak(tmp_path, "memory", "--json", str(gate / "session.jsonl"))

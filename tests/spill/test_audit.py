@@ -2,7 +2,6 @@
 
 import hashlib
 import os
-import shutil
 from datetime import datetime, timedelta
 from pathlib import Path
 
@@ -15,6 +14,7 @@ from doctor.spill.audit import audit_spill
 from doctor.spill.digest import DigestCache, measure_file, utf16_units_of
 from doctor.spill.pointers import pointers_for
 from doctor.spill.resolve import SpillLocator
+from tests.spill.recording_copies import qwen_copy
 
 RECORDINGS = Path(__file__).resolve().parents[1] / "recordings"
 # File names change when the scenario is re-recorded: find them.
@@ -22,19 +22,6 @@ GATE_FILE = next((RECORDINGS / "qwen/persist-gate").glob("tmp/tool-results/call_
     RECORDINGS / "qwen/persist-gate")
 GREP_FILE = next((RECORDINGS / "qwen/persist-gate").glob("tmp/grep_search_*.output")).relative_to(
     RECORDINGS / "qwen/persist-gate")
-
-
-def copy_recording(scenario: str, tmp_path: Path) -> Path:
-    """A copy with Qwen's own 0600 modes (git checkouts give 0644)."""
-    target = tmp_path / scenario
-    shutil.copytree(RECORDINGS / "qwen" / scenario, target)
-    for path in (target / "tmp").rglob("*"):
-        if path.is_file():
-            path.chmod(0o600)
-    # The recorder's /tmp/qrec may exist on this machine: make sure only the copy can be found.
-    session = target / "session.jsonl"
-    session.write_text(session.read_text(encoding="utf-8").replace("/home/.qwen/tmp/", "/gone/.qwen/tmp/"), encoding="utf-8")
-    return target
 
 
 def run_audit(directory: Path, **options):
@@ -50,7 +37,7 @@ def kinds(report):
 
 @pytest.fixture
 def gate(tmp_path):
-    return copy_recording("persist-gate", tmp_path)
+    return qwen_copy("persist-gate", tmp_path)
 
 
 def test_clean_copy_passes_and_measures_the_file(gate):

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from doctor.cli import main
+from tests.spill.recording_copies import qwen_copy
 
 REPO = Path(__file__).resolve().parents[2]
 RECORDING = REPO / "tests/recordings/qwen/persist-gate"
@@ -20,15 +21,7 @@ GATE_FILE = next(RECORDING.glob("tmp/tool-results/call_*.txt")).relative_to(RECO
 @pytest.fixture
 def gate(tmp_path):
     """A copy with Qwen's 0600 modes, its recorded paths pointing nowhere on this machine."""
-    target = tmp_path / "persist-gate"
-    shutil.copytree(RECORDING, target)
-    for path in (target / "tmp").rglob("*"):
-        if path.is_file():
-            path.chmod(0o600)
-    session = target / "session.jsonl"
-    session.write_text(session.read_text(encoding="utf-8").replace("/home/.qwen/tmp/", "/gone/.qwen/tmp/"),
-                       encoding="utf-8")
-    return target
+    return qwen_copy("persist-gate", tmp_path)
 
 
 def test_verify_clean_then_tampered(gate, capsys):
