@@ -10,13 +10,14 @@ import sys
 from pathlib import Path
 
 from doctor.spill import audit as audit_module
-from tests.spill.test_audit import GATE_FILE, GREP_FILE, copy_recording, kinds, run_audit
+from tests.spill.recording_copies import qwen_copy
+from tests.spill.test_audit import GATE_FILE, GREP_FILE, kinds, run_audit
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_a_sparse_spill_file_over_the_cap_is_sized_not_hashed(tmp_path: Path) -> None:
-    gate = copy_recording("persist-gate", tmp_path)
+    gate = qwen_copy("persist-gate", tmp_path)
     os.truncate(gate / GATE_FILE, 20 << 30)  # sparse: no disk used
     done = subprocess.run([sys.executable, "-m", "doctor.cli", "spill", "verify", str(gate / "session.jsonl"), "--json"],
                           cwd=ROOT, capture_output=True, text=True, timeout=60, env={**os.environ, "HOME": str(tmp_path)})
@@ -28,7 +29,7 @@ def test_a_sparse_spill_file_over_the_cap_is_sized_not_hashed(tmp_path: Path) ->
 
 
 def test_the_audit_stops_hashing_once_it_has_read_its_cap(tmp_path: Path, monkeypatch) -> None:
-    gate = copy_recording("persist-gate", tmp_path)
+    gate = qwen_copy("persist-gate", tmp_path)
     first, second = (gate / GATE_FILE).stat().st_size, (gate / GREP_FILE).stat().st_size
     monkeypatch.setattr(audit_module, "MEASURE_AUDIT_CAP", max(first, second) + min(first, second) - 1)
     report = run_audit(gate)
